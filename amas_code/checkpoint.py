@@ -1,0 +1,185 @@
+"""Git checkpoints that never lose the user's work: each holds only the file the agent wrote, built
+with plumbing so the user's index and files stay untouched; undo puts back the exact bytes and index
+entry the file had before the agent wrote it, then moves the branch back one commit."""
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from git import Repo
+from git.exc import InvalidGitRepositoryError, NoSuchPathError
+
+NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
+ME = (("NAME", "Amas Code"), ("EMAIL", "amas@localhost"))
+IDENTITY = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in ME}
+
+
+class Refused(Exception):
+    """An undo, redo or restore that would risk someone's work; nothing was changed."""
+
+
+class Checkpoint:
+    def __init__(self, root: str = ".", enabled: bool = True):
+        try:
+            self.repo = Repo(root, search_parent_directories=True) if enabled else None
+        except (InvalidGitRepositoryError, NoSuchPathError):
+            self.repo = None
+        if self.repo:
+            self.root = Path(self.repo.working_tree_dir).resolve()
+            self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
+            reader = self.repo.config_reader()
+            known = reader.has_option("user", "name") and reader.has_option("user", "email")
+            self.env = {} if known else IDENTITY
+
+    def git(self, *args: str, **kwargs) -> str:
+        return self.repo.git.execute(["git", *args], **kwargs)
+
+    def before(self, path: Path) -> dict | None:
+        """The file's bytes and index entry before the agent writes it; None: no checkpoint."""
+        if not self.repo:
+            return None
+        try:
+            rel = Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        if rel.startswith(".git/") or self.repo.ignored(rel):  # never commit what the user ignores
+            return None
+        return {"path": rel, "before": self._hash(rel, write=True), "index": self._index(rel)}
+
+    def save(self, before: dict, message: str) -> None:
+        path, head = before["path"], self._head()
+        after = self._hash(path, write=True)
+        entry = ["100755" if os.access(self.root / path, os.X_OK) else "100644", after]
+        tree = self._tree(head, {path: entry if after else None})
+        message, parent = f"[amas] {message}", ["-p", head] if head else []
+        commit = self.git("commit-tree", tree, *parent, "-m", message, env=self.env)
+        self._move(commit, head)
+        self._update_index({path: entry if after else None})
+        record = {**before, "commit": commit, "parent": head, "after": after, "message": message}
+        state, entry = self.load(), entry if after else None
+        state["undo"].append({**record, "entry": entry, "time": time.strftime("%F %T")})
+        self.store({**state, "redo": []})
+
+    def undo(self, n: int = 1) -> str:
+        return self._repeat(n, undo=True)
+
+    def redo(self, n: int = 0) -> str:
+        return self._repeat(n or self.load().get("last", 1), undo=False)
+
+    def restore(self, commit: str) -> str:
+        stack = [r["commit"] for r in self.load()["undo"]]
+        found = [i for i, sha in enumerate(stack) if commit and sha.startswith(commit)]
+        if not found:
+            raise Refused(f"{commit} is not an Amas checkpoint here; /checkpoint lists them.")
+        if found[-1] == len(stack) - 1:
+            return f"Already at checkpoint {commit}."
+        return self.undo(len(stack) - 1 - found[-1])
+
+    def history(self, n: int = 20) -> list[tuple[str, str, str]]:
+        """(short hash, time, message) of the latest agent checkpoints, newest first."""
+        stack = self.load()["undo"] if self.repo else []
+        return [(r["commit"][:7], r["time"], r["message"]) for r in stack[::-1][:n]]
+
+    def _repeat(self, n: int, undo: bool) -> str:
+        if not self.repo:
+            raise Refused(NO_REPO)
+        done, verb = [], "Undid" if undo else "Redid"
+        for _ in range(n):
+            try:
+                done.append(self._step(undo))
+            except Refused as e:
+                raise Refused(f"{verb} {len(done)} of {n}, then stopped: {e}" if done else str(e))
+        if undo:
+            self.store({**self.load(), "last": n})
+        return f"{verb} {'; '.join(done)}."
+
+    def _step(self, undo: bool) -> str:
+        state = self.load()
+        stack, other = (state["undo"], state["redo"]) if undo else (state["redo"], state["undo"])
+        if not stack:
+            raise Refused(f"Nothing to {'undo' if undo else 'redo'} on this branch.")
+        rec = stack[-1]
+        at, to = (rec["commit"], rec["parent"]) if undo else (rec["parent"], rec["commit"])
+        self._check(rec, at, undo)
+        blob, entry = (rec["before"], rec["index"]) if undo else (rec["after"], rec["entry"])
+        self._put(rec["path"], blob, entry)
+        self._move(to, at)
+        other.append(stack.pop())
+        self.store(state)
+        return f"{rec['commit'][:7]} {rec['path']}"
+
+    def _check(self, rec: dict, at: str | None, undo: bool) -> None:
+        head, short = self._head(), rec["commit"][:7]
+        if head != at and undo:
+            merge = head and len(self.repo.commit(head).parents) > 1
+            kind = "a merge commit" if merge else "not an Amas checkpoint"
+            raise Refused(f"HEAD {(head or '')[:7]} is {kind}, made after {short}; it stays as is.")
+        if head != at:
+            raise Refused("HEAD has moved since the undo, so a redo would rewrite newer history.")
+        if undo and self.git("branch", "-r", "--contains", head):
+            raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
+        if self._hash(rec["path"]) != (rec["after"] if undo else rec["before"]):
+            raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
+
+    def _put(self, path: str, blob: str | None, entry: list | None) -> None:
+        target = self.root / path
+        if blob:
+            raw = {"stdout_as_string": False, "strip_newline_in_stdout": False}
+            data = self.git("cat-file", "blob", blob, **raw)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        else:
+            target.unlink(missing_ok=True)
+        self._update_index({path: entry})
+
+    def _head(self) -> str | None:
+        return self.repo.head.commit.hexsha if self.repo.head.is_valid() else None
+
+    def _move(self, new: str | None, old: str | None) -> None:
+        """Move the branch from old to new; git checks old, so a racing commit is never lost."""
+        if new:
+            self.git("update-ref", "-m", "amas", "HEAD", new, old or "0" * 40)
+        else:
+            self.git("update-ref", "-d", "HEAD", old)
+
+    def _hash(self, path: str, write: bool = False) -> str | None:
+        if not (self.root / path).is_file():
+            return None
+        return self.git("hash-object", *(["-w"] if write else []), "--", path)
+
+    def _index(self, path: str) -> list | None:
+        return self.git("ls-files", "-s", "--", path).split()[:2] or None
+
+    def _update_index(self, entries: dict, env: dict | None = None) -> None:
+        """Set index entries from {path: [mode, sha] or None (remove it)} in one git call."""
+        lines = [f"{e[0]} {e[1]}" if e else f"0 {'0' * 40}" for e in entries.values()]
+        with tempfile.TemporaryFile() as info:
+            info.write("".join(f"{line}\t{p}\n" for line, p in zip(lines, entries)).encode())
+            info.seek(0)
+            self.git("update-index", "--index-info", istream=info, env=env)
+
+    def _tree(self, base: str | None, entries: dict) -> str:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp, "index"))}
+            if base:
+                self.git("read-tree", base, env=env)
+            self._update_index(entries, env)
+            return self.git("write-tree", env=env)
+
+    def load(self) -> dict:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {"undo": [], "redo": []}
+
+    def store(self, state: dict) -> None:
+        """Save the stacks, and a ref that keeps their objects alive through `git gc`."""
+        self.state_file.parent.mkdir(exist_ok=True)
+        self.state_file.write_text(json.dumps(state, indent=1))
+        blobs = {r[k] for r in state["undo"] + state["redo"] for k in ("before", "after") if r[k]}
+        tree = self._tree(None, {sha: ["100644", sha] for sha in blobs})
+        parents = [arg for r in state["redo"] for arg in ("-p", r["commit"])]
+        keep = self.git("commit-tree", tree, *parents, "-m", "amas undo data", env=self.env)
+        self.git("update-ref", "refs/amas/keep", keep)

@@ -1,0 +1,42 @@
+"""Configuration: defaults, then ~/.config/amas/config.yaml (or $AMAS_HOME), then .amas/config.yaml."""
+
+import os
+from pathlib import Path
+
+import yaml
+
+DEFAULT_CONFIG = {
+    "model": "gemini/gemini-2.5-flash",
+    "api_key": None,
+    "api_base": None,
+    "auto_accept": False,
+    "checkpoint_on_edit": True,
+    "max_context_tokens": 32000,
+    "shell_timeout": 30,
+    "ignore": ["node_modules", "__pycache__", ".git", "*.pyc", "dist", "build", ".venv", ".amas"],
+}
+
+
+def home() -> Path:
+    return Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
+
+
+def read_yaml(path: Path) -> dict:
+    """The mapping in a YAML file, {} when it is missing; ValueError with the path when it is broken."""
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path} is not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+def load(root: str = ".", overrides: dict | None = None) -> dict:
+    """Defaults < user config < project config < command-line overrides (None means 'not given')."""
+    config = {**DEFAULT_CONFIG, **read_yaml(home() / "config.yaml")}
+    config.update(read_yaml(Path(root) / ".amas" / "config.yaml"))
+    config.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return config

@@ -1,0 +1,102 @@
+"""Every byte Amas Code shows goes through here (rich for output, prompt_toolkit for input)."""
+
+import difflib
+import sys
+from functools import partial
+
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+console = Console(highlight=False, soft_wrap=True)
+INTERACTIVE = sys.stdin.isatty() and sys.stdout.isatty()
+_session = None
+
+
+def _say(symbol: str, style: str, msg: str) -> None:
+    console.print(Text.assemble((f"{symbol} ", style), str(msg)))
+
+
+info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
+warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
+
+
+def show_diff(old: str, new: str, filename: str) -> None:
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        f"a/{filename}",
+        f"b/{filename}",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+    console.print(
+        Syntax(text or "(no changes)\n", "diff", theme="ansi_dark", background_color="default")
+    )
+
+
+def show_tool_call(name: str, args: dict) -> None:
+    shown = ", ".join(f"{k}={_short(repr(v), 60)}" for k, v in args.items())
+    console.print(Text.assemble(("⏺ ", "cyan"), (name, "bold cyan"), f"({shown})"))
+
+
+def show_result(result: str) -> None:
+    lines = result.splitlines() or [""]
+    more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+    console.print(Text(f"  ⎿ {_short(lines[0], 100)}{more}", style="dim"))
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def stream(delta: str) -> None:
+    console.print(delta, end="", markup=False, highlight=False)
+
+
+def end_stream() -> None:
+    console.print()
+
+
+def show_commands(commands: dict[str, str]) -> None:
+    table = Table(show_header=False, box=None)
+    for name, doc in commands.items():
+        table.add_row(Text(name, style="bold"), Text(doc))
+    console.print(table)
+
+
+def ask(message: str) -> str:
+    """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end."""
+    global _session
+    if not INTERACTIVE:
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line.rstrip("\n")
+    if _session is None:
+        from prompt_toolkit import PromptSession
+
+        _session = PromptSession()
+    return _session.prompt(message)
+
+
+def confirm(question: str) -> bool:
+    """Yes/no, default no. With no terminal nobody can answer, so the answer is no."""
+    if not INTERACTIVE:
+        warning(f"{question} → no (no terminal to ask; run with --yes to allow)")
+        return False
+    try:
+        return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    except (EOFError, KeyboardInterrupt):
+        return False
+
+
+def show_command(command: str) -> None:
+    console.print(Text.assemble(("$ ", "bold magenta"), command))
+
+
+def show_checkpoints(rows: list[tuple[str, str, str]]) -> None:
+    table = Table("checkpoint", "time", "message", box=None)
+    for row in rows:
+        table.add_row(*map(Text, row))
+    console.print(table)

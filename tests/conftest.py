@@ -1,0 +1,77 @@
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+sys.path.insert(0, str(Path(__file__).parent))
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+from fake_llm import FakeLLM  # noqa: E402
+
+from amas_code import tools, ui  # noqa: E402
+from amas_code.config import DEFAULT_CONFIG  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """Each test runs in its own project directory, with a home that is not the real one."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setenv("AMAS_HOME", str(home))
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(ui, "INTERACTIVE", False)
+    monkeypatch.setattr(ui, "_session", None)
+    tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=None)
+    for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    yield project
+
+
+@pytest.fixture
+def llm():
+    server = FakeLLM()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def config(llm):
+    return {**DEFAULT_CONFIG, "model": "openai/fake", "api_key": "sk-test-secret", "api_base": llm.url}
+
+
+@contextmanager
+def terminal(*lines: str):
+    """A real prompt_toolkit session fed from a pipe, as if the user typed `lines`."""
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        pipe.send_text("".join(line + "\n" for line in lines))
+        pipe.close()  # the end of input, as Ctrl-D: nothing can wait for input forever
+        ui.INTERACTIVE, ui._session = True, None
+        try:
+            yield pipe
+        finally:
+            ui.INTERACTIVE, ui._session = False, None
+
+
+def git_init(path: Path) -> Path:
+    for args in (["init", "-q", "-b", "main"], ["config", "user.name", "T"], ["config", "user.email", "t@t"]):
+        subprocess.run(["git", *args], cwd=path, check=True)
+    return path
+
+
+def git(path: Path, *args: str, input: bytes | None = None) -> str:
+    done = subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, input=input)
+    return done.stdout.decode(errors="replace")
+
+
+def amas(*args: str, env: dict | None = None, cwd=None, stdin: str = "") -> subprocess.CompletedProcess:
+    """The real command in a subprocess, with no terminal attached."""
+    full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
+    cmd = [sys.executable, "-m", "amas_code", *args]
+    return subprocess.run(cmd, env=full_env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)

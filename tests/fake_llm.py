@@ -1,0 +1,123 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for driving the real litellm in tests.
+
+Each queued reply is a list of SSE chunk deltas, or an error `(status, body)`. Requests are recorded.
+"""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def text(content: str, pieces: int = 3) -> list:
+    """A streamed text reply split into `pieces` chunks."""
+    step = max(1, len(content) // pieces)
+    return [{"content": content[i : i + step]} for i in range(0, len(content), step)] or [
+        {"content": ""}
+    ]
+
+
+def tool(name: str, args: dict | str, call_id: str = "call_1", pieces: int = 3) -> list:
+    """A streamed native tool call whose JSON arguments arrive split across chunks."""
+    raw = args if isinstance(args, str) else json.dumps(args)
+    step = max(1, len(raw) // pieces)
+    first = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": ""},
+    }
+    rest = [
+        {"index": 0, "function": {"arguments": raw[i : i + step]}} for i in range(0, len(raw), step)
+    ]
+    return [{"tool_calls": [first]}] + [{"tool_calls": [r]} for r in rest]
+
+
+def tools(*calls: tuple) -> list:
+    """Several tool calls in one reply: each call is (name, args, id)."""
+    out = []
+    for index, (name, args, call_id) in enumerate(calls):
+        for delta in tool(name, args, call_id):
+            for tc in delta["tool_calls"]:
+                tc["index"] = index
+            out.append(delta)
+    return out
+
+
+class FakeLLM:
+    def __init__(self):
+        self.replies: list = []
+        self.requests: list[dict] = []
+        self.usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def queue(self, *replies) -> "FakeLLM":
+        self.replies.extend(replies)
+        return self
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"body": body, "headers": dict(self.headers)})
+                reply = fake.replies.pop(0) if fake.replies else [{"content": "(no more replies)"}]
+                if isinstance(reply, tuple):
+                    return self._error(*reply)
+                self._stream(reply, cut=getattr(reply, "cut", False))
+
+            def _error(self, status, payload):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, deltas, cut=False):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                finish = "tool_calls" if any("tool_calls" in d for d in deltas) else "stop"
+                for i, delta in enumerate(deltas):
+                    last = i == len(deltas) - 1 and not cut
+                    self._send(
+                        {"delta": delta, "index": 0, "finish_reason": finish if last else None}
+                    )
+                if not cut:
+                    self._send(None)
+                    self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+            def _send(self, choice):
+                chunk = {
+                    "id": "c1",
+                    "object": "chat.completion.chunk",
+                    "created": 1,
+                    "model": "fake",
+                }
+                chunk["choices"] = [choice] if choice else []
+                if choice is None:
+                    chunk["usage"] = fake.usage
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        return Handler
+
+
+class Cut(list):
+    """A reply whose stream ends abruptly (no finish_reason, no [DONE])."""
+
+    cut = True
