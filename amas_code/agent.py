@@ -1,6 +1,7 @@
 """The agent: one synchronous loop over a list of messages, which is its only state."""
 
 import json
+import threading
 
 from amas_code import __version__, providers, tools, ui
 from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
@@ -71,20 +72,16 @@ class Agent:
 
     def answer_pending(self, text: str) -> None:
         """Give every tool call of the last assistant message a result, so the history stays valid."""
-        last = max(
-            (i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=None
-        )
-        if last is None:
-            return
-        answered = {m.get("tool_call_id") for m in self.messages[last + 1 :]}
-        for call in self.messages[last].get("tool_calls", []):
-            if call["id"] not in answered:
-                self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+        last = max(i for i, m in enumerate(self.messages) if m["role"] != "tool")
+        answered = {m["tool_call_id"] for m in self.messages[last + 1 :]}
+        pending = [
+            c["id"] for c in self.messages[last].get("tool_calls", []) if c["id"] not in answered
+        ]
+        self.messages += [{"role": "tool", "tool_call_id": i, "content": text} for i in pending]
 
     def repl(self) -> None:
-        ui.info(
-            f"Amas Code {__version__} · {self.config['model']} · /help for commands, Ctrl-D quits"
-        )
+        ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")
+        threading.Thread(target=providers.load_litellm, args=(0.2,), daemon=True).start()
         while True:
             try:
                 line = ui.ask("› ").strip()
@@ -117,28 +114,25 @@ class Agent:
 
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""
-        return self.checkpoint_op(self.checkpoint.undo, arg)
+        return self.checkpoint_op("undo", arg)
 
     def cmd_redo(self, arg: str):
-        """Re-apply what the last /undo rolled back."""
-        return self.checkpoint_op(self.checkpoint.redo, arg)
+        """/redo [n]: re-apply what the last /undo rolled back."""
+        return self.checkpoint_op("redo", arg)
 
     def cmd_checkpoint(self, arg: str):
         """/checkpoint [hash]: list the agent's checkpoints, or go back to one."""
         if arg:
-            return self.checkpoint_op(self.checkpoint.restore, arg)
+            return self.checkpoint_op("restore", arg)
         rows = self.checkpoint.history()
         ui.show_checkpoints(rows) if rows else ui.info("No checkpoints yet.")
 
-    def checkpoint_op(self, operation, arg: str) -> int:
+    def checkpoint_op(self, name: str, arg: str) -> int:
         try:
-            ui.success(
-                operation(arg if operation == self.checkpoint.restore else int(arg or 0) or 1)
-            )
+            ui.success(getattr(self.checkpoint, name)(arg if name == "restore" else int(arg or 0)))
+            return 0
         except ValueError:
             ui.error(f"Expected a number, not {arg!r}.")
         except Refused as e:
             ui.error(str(e))
-        else:
-            return 0
         return 1

@@ -62,8 +62,8 @@ class Checkpoint:
         state["undo"].append({**record, "entry": entry, "time": time.strftime("%F %T")})
         self.store({**state, "redo": []})
 
-    def undo(self, n: int = 1) -> str:
-        return self._repeat(n, undo=True)
+    def undo(self, n: int = 0) -> str:
+        return self._repeat(n or 1, undo=True)
 
     def redo(self, n: int = 0) -> str:
         return self._repeat(n or self.load().get("last", 1), undo=False)

@@ -2,6 +2,7 @@
 
 import os
 import re
+import time
 
 
 class ProviderError(Exception):
@@ -14,7 +15,9 @@ class MissingKey(ProviderError):
     exit_code = 2
 
 
-def load_litellm():
+def load_litellm(delay: float = 0):
+    """Import litellm; the REPL calls it with a delay so the prompt is drawn first."""
+    time.sleep(delay)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
     import litellm
 

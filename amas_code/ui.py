@@ -23,16 +23,9 @@ warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        f"a/{filename}",
-        f"b/{filename}",
-    )
-    text = "".join(line if line.endswith("\n") else line + "\n" for line in diff)
-    console.print(
-        Syntax(text or "(no changes)\n", "diff", theme="ansi_dark", background_color="default")
-    )
+    a, b = old.splitlines(), new.splitlines()
+    text = "\n".join(difflib.unified_diff(a, b, f"a/{filename}", f"b/{filename}", lineterm=""))
+    console.print(Syntax(text or "(no changes)", "diff", theme="ansi_dark", background_color=""))
 
 
 def show_tool_call(name: str, args: dict) -> None:

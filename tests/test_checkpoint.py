@@ -163,6 +163,9 @@ def test_undo_survives_a_restart_and_the_repl_commands(repo, llm, config, capsys
     assert "[amas] wrote A" in capsys.readouterr().out
     assert agent.command("/undo") == 0 and Path("A").read_text() == "A committed\n"
     assert agent.command("/redo") == 0 and Path("A").read_text() == "A by agent\n"
+    agent_write("B", "B by agent\n")
+    assert agent.command("/undo 2") == 0 and agent.command("/redo") == 0
+    assert Path("A").read_text() == "A by agent\n" and Path("B").read_text() == "B by agent\n"
     assert agent.command("/undo x") == 1 and "Expected a number" in capsys.readouterr().out
     assert agent.command("/checkpoint 0000000") == 1
 

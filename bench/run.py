@@ -1,0 +1,213 @@
+"""Amas Code benchmark: medians of several runs against a loopback scripted server, with the ratios
+issue #8 sets as targets. Uses only the standard library and the project. Run: python bench/run.py"""
+
+import json
+import os
+import pty
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+from fake_llm import FakeLLM, text, tool  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+PY = sys.executable
+ENV = {**os.environ, "OPENAI_API_KEY": "k", "AMAS_HOME": tempfile.mkdtemp()}
+
+BARE = """
+import json, os, sys
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+import litellm
+litellm.suppress_debug_info = True
+tools = json.loads(sys.argv[2])
+messages = [{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}]
+stream = litellm.completion(model="openai/fake", api_base=sys.argv[1], api_key="k", messages=messages,
+    tools=tools, stream=True, stream_options={"include_usage": True}, max_retries=0)
+chunks = [c for c in stream]
+sys.stdout.write(litellm.stream_chunk_builder(chunks, messages=messages).choices[0].message.content)
+"""
+
+
+def run_child(cmd: list[str], cwd: str) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    assert status == 0, f"{cmd} failed"
+    return time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
+def median_pair(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
+
+
+def bench_version(cwd: str) -> list[tuple]:
+    amas = median_pair([run_child([PY, "-m", "amas_code", "--version"], cwd) for _ in range(RUNS)])
+    click = median_pair([run_child([PY, "-c", "import click"], cwd) for _ in range(RUNS)])
+    return [("amas --version", amas, "python -c 'import click'", click)]
+
+
+def bench_one_shot(llm: FakeLLM, cwd: str) -> list[tuple]:
+    from amas_code.tools import TOOLS
+
+    amas, bare = [], []
+    for _ in range(RUNS):
+        llm.queue(text("hello there"), text("hello there"))
+        amas.append(
+            run_child(
+                [PY, "-m", "amas_code", "-m", "openai/fake", "--api-base", llm.url, "hi"], cwd
+            )
+        )
+        bare.append(run_child([PY, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd))
+    return [("amas 'hi' (one-shot)", median_pair(amas), "bare litellm script", median_pair(bare))]
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def time_to_prompt(cwd: str) -> tuple[float, float]:
+    """Seconds until the REPL prompt is on a real (pseudo) terminal, and RSS at that moment."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(PY, [PY, "-m", "amas_code", "-m", "openai/fake"], ENV)
+    start, seen = time.perf_counter(), b""
+    while "›".encode() not in seen and time.perf_counter() - start < 10:
+        if select.select([fd], [], [], 0.01)[0]:
+            seen += os.read(fd, 4096)
+    elapsed, rss = time.perf_counter() - start, rss_mib(pid)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return elapsed, rss
+
+
+def bench_repl(cwd: str) -> list[tuple]:
+    return [
+        ("REPL prompt on screen", median_pair([time_to_prompt(cwd) for _ in range(RUNS)]), "", None)
+    ]
+
+
+def round_trips(llm: FakeLLM, n: int, use_agent: bool) -> float:
+    """Seconds per model->read_file->model round trip, through the Agent or a raw litellm loop."""
+    from amas_code import providers, tools, ui
+    from amas_code.agent import Agent
+
+    ui.console.file = open(os.devnull, "w")
+    config = {
+        "model": "openai/fake",
+        "api_key": "k",
+        "api_base": llm.url,
+        "checkpoint_on_edit": False,
+    }
+    llm.queue(*[tool("read_file", {"path": "big.py"}, f"c{i}") for i in range(n)], text("done"))
+    start = time.perf_counter()
+    if use_agent:
+        Agent(config).turn("read big.py")
+    else:
+        messages = [{"role": "user", "content": "read big.py"}]
+        for _ in range(n + 1):
+            message, _ = providers.complete(messages, tools.TOOLS, config)
+            messages.append(message)
+            for call in message.get("tool_calls", []):
+                content = Path("big.py").read_text()
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+    return (time.perf_counter() - start) / (n + 1)
+
+
+def bench_tools(llm: FakeLLM, cwd: str) -> list[tuple]:
+    from amas_code import tools
+
+    os.chdir(cwd)
+    Path("big.py").write_text("".join(f"line_{i} = {i}  # padding padding\n" for i in range(1600)))
+    round_trips(llm, 3, True)  # warm up litellm
+    agent = statistics.median(round_trips(llm, 10, True) for _ in range(RUNS))
+    raw = statistics.median(round_trips(llm, 10, False) for _ in range(RUNS))
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
+    tools.STATE["checkpoint"] = None
+    read = timed(lambda: tools.read_file("big.py"))
+    edit = (
+        timed(
+            lambda: (
+                tools.edit_file("big.py", "line_7 = 7 ", "line_7 = 8 ")
+                + tools.edit_file("big.py", "line_7 = 8 ", "line_7 = 7 ")
+            )
+        )
+        / 2
+    )
+    return [
+        ("per tool round trip (agent)", (agent, None), "raw litellm loop", (raw, None)),
+        (f"read_file {Path('big.py').stat().st_size // 1000} KB", (read, None), "", None),
+        ("edit_file (no commit)", (edit, None), "", None),
+    ]
+
+
+def timed(action, runs: int = 20) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def bench_checkpoint(cwd: str) -> list[tuple]:
+    from amas_code import tools
+    from amas_code.checkpoint import Checkpoint
+
+    repo = Path(cwd, "big-repo")
+    (repo / "src").mkdir(parents=True)
+    for i in range(10_000):
+        (repo / "src" / f"f{i}.py").write_text(f"x = {i}\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "."],
+        ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "init"],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True)
+    os.chdir(repo)
+    tools.STATE["checkpoint"] = Checkpoint(".")
+    counter = iter(range(10**6))
+    save = timed(lambda: tools.write_file("src/f1.py", f"x = {next(counter)}\n"), runs=RUNS * 2)
+    return [("checkpointed write, 10 000-file repo", (save, None), "", None)]
+
+
+def fmt(pair) -> str:
+    if not pair:
+        return ""
+    secs, rss = pair
+    shown = f"{secs * 1000:.1f} ms" if secs < 1 else f"{secs:.2f} s"
+    return shown + (f", {rss:.0f} MiB" if rss else "")
+
+
+def main() -> None:
+    llm, work = FakeLLM(), tempfile.mkdtemp()
+    subprocess.run(["git", "init", "-q", work], check=True)
+    rows = bench_version(work) + bench_repl(work) + bench_one_shot(llm, work)
+    rows += bench_tools(llm, work) + bench_checkpoint(work)
+    print(
+        f"Amas Code benchmark · {time.strftime('%Y-%m-%d')} · {os.cpu_count()} cores · {RUNS} runs, medians"
+    )
+    print(f"{'measurement':40} {'amas':>18}   {'baseline':28} {'ratio':>6}")
+    for name, ours, base_name, base in rows:
+        ratio = f"{ours[0] / base[0]:.3f}" if base else ""
+        extra = f"  (+{(ours[0] - base[0]) * 1000:.1f} ms)" if base and ours[0] < 1 else ""
+        extra += f"  (RSS +{ours[1] - base[1]:.1f} MiB)" if base and base[1] else ""
+        print(f"{name:40} {fmt(ours):>18}   {base_name:20} {fmt(base):>16} {ratio:>6}{extra}")
+    llm.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""Startup stays light: heavy packages load only when they are needed (timings live in bench/)."""
+
+import subprocess
+import sys
+
+HEAVY = ("litellm", "openai", "playwright", "tree_sitter", "git", "rich", "prompt_toolkit")
+
+
+def imported(*args: str) -> set[str]:
+    """Top-level packages a run of `python -m amas_code ARGS` imported."""
+    cmd = [sys.executable, "-X", "importtime", "-m", "amas_code", *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
+    names = (line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line)
+    return {name.split(".")[0] for name in names}
+
+
+def test_version_and_help_import_nothing_heavy():
+    for args in (["--version"], ["--help"]):
+        assert not set(HEAVY) & imported(*args), args
+
+
+def test_the_agent_does_not_import_litellm_until_the_first_request():
+    code = "import sys, amas_code.agent; print(sorted(m for m in ('litellm', 'openai', 'playwright') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
