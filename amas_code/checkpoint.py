@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from git import Repo
-from git.exc import InvalidGitRepositoryError, NoSuchPathError
+from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
 ME = (("NAME", "Amas Code"), ("EMAIL", "amas@localhost"))
@@ -48,15 +48,23 @@ class Checkpoint:
             return None
         return {"path": rel, "before": self._hash(rel, write=True), "index": self._index(rel)}
 
-    def save(self, before: dict, message: str) -> None:
+    def save(self, before: dict, message: str) -> str:
+        """Commit the agent's change; returns a note for the model when git refused."""
+        try:
+            self._commit(before, message)
+        except GitCommandError as e:
+            return f" No checkpoint was made: git said {' '.join(e.stderr.split())[:200]}"
+        return ""
+
+    def _commit(self, before: dict, message: str) -> None:
         path, head = before["path"], self._head()
         after = self._hash(path, write=True)
         entry = ["100755" if os.access(self.root / path, os.X_OK) else "100644", after]
         tree = self._tree(head, {path: entry if after else None})
         message, parent = f"[amas] {message}", ["-p", head] if head else []
         commit = self.git("commit-tree", tree, *parent, "-m", message, env=self.env)
+        self._update_index({path: entry if after else None})  # the step that can meet a lock
         self._move(commit, head)
-        self._update_index({path: entry if after else None})
         record = {**before, "commit": commit, "parent": head, "after": after, "message": message}
         state, entry = self.load(), entry if after else None
         state["undo"].append({**record, "entry": entry, "time": time.strftime("%F %T")})

@@ -36,7 +36,7 @@ def run(name: str, args: dict) -> str:
         return f"Error: unknown tool {name!r}; available: {', '.join(HANDLERS)}"
     try:
         return HANDLERS[name](**args) or EMPTY
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         return f"Error: bad arguments for {name}: {e}"
 
 
@@ -76,9 +76,8 @@ def change_file(path: str, new: str, verb: str) -> str:
         target.write_bytes(new.encode("utf-8", "surrogateescape"))
     except OSError as e:
         return f"Error: cannot write {path}: {e.strerror or e}"
-    if before:
-        checkpoint.save(before, f"{verb} {path}")
-    return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines)."
+    note = checkpoint.save(before, f"{verb} {path}") if before else ""
+    return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines).{note}"
 
 
 def write_file(path: str, content: str) -> str:

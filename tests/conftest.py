@@ -43,7 +43,12 @@ def llm():
 
 @pytest.fixture
 def config(llm):
-    return {**DEFAULT_CONFIG, "model": "openai/fake", "api_key": "sk-test-secret", "api_base": llm.url}
+    return {
+        **DEFAULT_CONFIG,
+        "model": "openai/fake",
+        "api_key": "sk-test-secret",
+        "api_base": llm.url,
+    }
 
 
 @contextmanager
@@ -60,7 +65,11 @@ def terminal(*lines: str):
 
 
 def git_init(path: Path) -> Path:
-    for args in (["init", "-q", "-b", "main"], ["config", "user.name", "T"], ["config", "user.email", "t@t"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["config", "user.name", "T"],
+        ["config", "user.email", "t@t"],
+    ):
         subprocess.run(["git", *args], cwd=path, check=True)
     return path
 
@@ -70,8 +79,12 @@ def git(path: Path, *args: str, input: bytes | None = None) -> str:
     return done.stdout.decode(errors="replace")
 
 
-def amas(*args: str, env: dict | None = None, cwd=None, stdin: str = "") -> subprocess.CompletedProcess:
+def amas(
+    *args: str, env: dict | None = None, cwd=None, stdin: str = ""
+) -> subprocess.CompletedProcess:
     """The real command in a subprocess, with no terminal attached."""
     full_env = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     cmd = [sys.executable, "-m", "amas_code", *args]
-    return subprocess.run(cmd, env=full_env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        cmd, env=full_env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
+    )

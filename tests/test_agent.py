@@ -14,11 +14,15 @@ from amas_code.agent import Agent
 
 def tool_results(request: dict) -> dict:
     """tool_call_id -> content of the tool messages in a request the server received."""
-    return {m["tool_call_id"]: m["content"] for m in request["body"]["messages"] if m["role"] == "tool"}
+    return {
+        m["tool_call_id"]: m["content"] for m in request["body"]["messages"] if m["role"] == "tool"
+    }
 
 
 def test_one_shot_creates_a_file(llm, config, capsys):
-    llm.queue(tool("create_file", {"path": "hello.py", "content": "print('hello')\n"}), text("Done."))
+    llm.queue(
+        tool("create_file", {"path": "hello.py", "content": "print('hello')\n"}), text("Done.")
+    )
     assert Agent({**config, "auto_accept": True}).turn("create hello.py") == 0
     assert Path("hello.py").read_text() == "print('hello')\n"
     out = capsys.readouterr().out
@@ -28,7 +32,9 @@ def test_one_shot_creates_a_file(llm, config, capsys):
 
 def test_edit_shows_diff_and_applies_when_accepted(llm, config, capsys):
     Path("app.py").write_text("x = 1\ny = 2\n")
-    llm.queue(tool("edit_file", {"path": "app.py", "old_str": "y = 2", "new_str": "y = 3"}), text("ok"))
+    llm.queue(
+        tool("edit_file", {"path": "app.py", "old_str": "y = 2", "new_str": "y = 3"}), text("ok")
+    )
     with terminal("y"):
         Agent(config).turn("change y")
     assert Path("app.py").read_text() == "x = 1\ny = 3\n"
@@ -40,7 +46,9 @@ def test_edit_shows_diff_and_applies_when_accepted(llm, config, capsys):
 def test_declined_edit_leaves_file_byte_identical(llm, config):
     original = b"a = 1\r\nb = '\xff'\r\n"  # CRLF and a non-UTF-8 byte survive untouched
     Path("app.py").write_bytes(original)
-    llm.queue(tool("edit_file", {"path": "app.py", "old_str": "a = 1", "new_str": "a = 2"}), text("k"))
+    llm.queue(
+        tool("edit_file", {"path": "app.py", "old_str": "a = 1", "new_str": "a = 2"}), text("k")
+    )
     with terminal("n"):
         Agent(config).turn("change a")
     assert Path("app.py").read_bytes() == original
@@ -89,7 +97,9 @@ def test_ctrl_c_during_a_tool_keeps_the_conversation_valid(llm, config):
 
 
 def test_bad_api_key_is_one_friendly_line(llm, config, capsys):
-    llm.queue((401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
+    llm.queue(
+        (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+    )
     assert Agent(config).turn("hi") == 1
     out = capsys.readouterr().out
     assert "AuthenticationError" in out and "Incorrect API key" in out
@@ -124,7 +134,9 @@ def test_cut_stream_mid_tool_call_runs_nothing(llm, config, capsys):
 
 
 def test_cli_one_shot_exit_code_and_no_key_message(tmp_path, llm):
-    done = amas("--yes", "--model", "openai/fake", "--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "k"})
+    done = amas(
+        "--yes", "--model", "openai/fake", "--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "k"}
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     missing = amas("hi", env={"GEMINI_API_KEY": None, "GOOGLE_API_KEY": None})
     assert missing.returncode == 2
@@ -132,9 +144,19 @@ def test_cli_one_shot_exit_code_and_no_key_message(tmp_path, llm):
 
 
 def test_cli_unreachable_server_fails_with_one_line(tmp_path):
-    done = amas("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1", "hi", env={"OPENAI_API_KEY": "k"})
+    done = amas(
+        "--model",
+        "openai/x",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "hi",
+        env={"OPENAI_API_KEY": "k"},
+    )
     assert done.returncode == 1
-    assert "cannot connect to http://127.0.0.1:9/v1" in done.stdout and "Traceback" not in done.stdout + done.stderr
+    assert (
+        "cannot connect to http://127.0.0.1:9/v1" in done.stdout
+        and "Traceback" not in done.stdout + done.stderr
+    )
 
 
 def test_cli_version_help_and_bad_config(tmp_path):
@@ -149,11 +171,17 @@ def test_cli_version_help_and_bad_config(tmp_path):
 def test_config_layers(tmp_path, monkeypatch):
     from amas_code import config
 
-    (Path(os.environ["AMAS_HOME"]) / "config.yaml").write_text("model: home/model\nshell_timeout: 5\n")
+    (Path(os.environ["AMAS_HOME"]) / "config.yaml").write_text(
+        "model: home/model\nshell_timeout: 5\n"
+    )
     Path(".amas").mkdir()
     Path(".amas/config.yaml").write_text("model: project/model\n")
     loaded = config.load(".", {"model": None, "auto_accept": True})
-    assert (loaded["model"], loaded["shell_timeout"], loaded["auto_accept"]) == ("project/model", 5, True)
+    assert (loaded["model"], loaded["shell_timeout"], loaded["auto_accept"]) == (
+        "project/model",
+        5,
+        True,
+    )
     assert loaded["ignore"] == config.DEFAULT_CONFIG["ignore"]
 
 

@@ -42,7 +42,12 @@ def test_checkpoint_holds_only_the_agents_file(repo):
     before_status, before_files = git(repo, "status", "--porcelain"), snapshot(repo)
     before_index = git(repo, "ls-files", "-s", "A", "B")
     agent_write("D", "D by agent\n")
-    assert git(repo, "show", "--name-only", "--format=%s", "HEAD").split() == ["[amas]", "wrote", "D", "D"]
+    assert git(repo, "show", "--name-only", "--format=%s", "HEAD").split() == [
+        "[amas]",
+        "wrote",
+        "D",
+        "D",
+    ]
     assert git(repo, "status", "--porcelain") == before_status
     assert git(repo, "ls-files", "-s", "A", "B") == before_index
     assert {**before_files, "D": b"D by agent\n"} == snapshot(repo)
@@ -84,7 +89,10 @@ def test_undo_refuses_to_remove_a_user_commit_on_top(repo):
 
 def test_undo_then_redo_gives_the_same_tree_and_message(repo):
     agent_write("A", "A by agent\n")
-    head_tree, message = git(repo, "rev-parse", "HEAD^{tree}"), git(repo, "log", "-1", "--format=%B")
+    head_tree, message = (
+        git(repo, "rev-parse", "HEAD^{tree}"),
+        git(repo, "log", "-1", "--format=%B"),
+    )
     files = snapshot(repo)
     cp = Checkpoint()
     cp.undo()
@@ -196,6 +204,14 @@ def test_checkpoint_objects_survive_gc(repo):
     assert Path("A").read_text() == "precious uncommitted work\n"
 
 
+def test_a_git_failure_is_reported_not_raised(repo):
+    Path(".git/index.lock").write_text("")  # another git process holds the index
+    result = agent_write("A", "A by agent\n")
+    assert "No checkpoint was made" in result and "index.lock" in result
+    assert Path("A").read_text() == "A by agent\n"
+    assert git(repo, "log", "--format=%s") == "user: initial\n"
+
+
 def test_disabled_by_config(repo):
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     tools.STATE["checkpoint"] = Checkpoint(".", enabled=False)
@@ -234,7 +250,9 @@ def run_op(root: Path, op: tuple, history: list) -> None:
 def check_undo_redo(root: Path, kind: str, before: dict) -> None:
     cp = Checkpoint(str(root))
     state = cp.load()
-    record = (state["undo"] if kind == "undo" else state["redo"] or [None])[-1] if state[kind] else None
+    record = (
+        (state["undo"] if kind == "undo" else state["redo"] or [None])[-1] if state[kind] else None
+    )
     try:
         getattr(cp, kind)(1)
     except Refused:
@@ -243,12 +261,22 @@ def check_undo_redo(root: Path, kind: str, before: dict) -> None:
     after = snapshot(root)
     path = record["path"]
     wanted = record["before"] if kind == "undo" else record["after"]
-    expected = None if wanted is None else cp.git("cat-file", "blob", wanted, stdout_as_string=False, strip_newline_in_stdout=False)
+    expected = (
+        None
+        if wanted is None
+        else cp.git(
+            "cat-file", "blob", wanted, stdout_as_string=False, strip_newline_in_stdout=False
+        )
+    )
     assert after.get(path) == expected
-    assert {k: v for k, v in after.items() if k != path} == {k: v for k, v in before.items() if k != path}
+    assert {k: v for k, v in after.items() if k != path} == {
+        k: v for k, v in before.items() if k != path
+    }
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(OPS, min_size=1, max_size=12))
 def test_no_user_work_is_ever_lost(ops):
     with tempfile.TemporaryDirectory() as tmp:

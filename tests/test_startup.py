@@ -22,5 +22,7 @@ def test_version_and_help_import_nothing_heavy():
 
 def test_the_agent_does_not_import_litellm_until_the_first_request():
     code = "import sys, amas_code.agent; print(sorted(m for m in ('litellm', 'openai', 'playwright') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

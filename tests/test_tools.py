@@ -19,7 +19,9 @@ def alive(pid: int) -> bool:
 def test_shell_timeout_kills_the_whole_process_group():
     tools.STATE["config"]["auto_accept"] = True
     start = time.monotonic()
-    result = tools.shell_command("sleep 60 & echo $! > child.pid; echo started; sleep 60", timeout=1)
+    result = tools.shell_command(
+        "sleep 60 & echo $! > child.pid; echo started; sleep 60", timeout=1
+    )
     assert time.monotonic() - start < 10
     assert "started" in result and "timed out after 1s" in result
     child = int(Path("child.pid").read_text())
@@ -98,6 +100,9 @@ def test_list_files_outside_git_uses_the_ignore_list():
 def test_unknown_tool_bad_arguments_and_empty_output():
     assert "unknown tool 'nope'" in tools.run("nope", {})
     assert "bad arguments for read_file" in tools.run("read_file", {"file": "x"})
+    assert "bad arguments for shell_command" in tools.run(
+        "shell_command", {"command": "true", "timeout": "soon"}
+    )
     tools.STATE["config"]["auto_accept"] = True
     assert tools.run("shell_command", {"command": "true"}) == "[exit code 0]"
     assert tools.run("list_files", {}) == tools.EMPTY
