@@ -106,7 +106,7 @@ class Agent:
     def cmd_help(self, arg: str):
         """List the commands."""
         names = sorted(n for n in dir(self) if n.startswith("cmd_"))
-        ui.show_commands({f"/{n[4:]}": getattr(self, n).__doc__ for n in names})
+        ui.show_table([(f"/{n[4:]}", getattr(self, n).__doc__) for n in names])
 
     def cmd_quit(self, arg: str):
         """Leave Amas Code (Ctrl-D does too)."""
@@ -125,7 +125,9 @@ class Agent:
         if arg:
             return self.checkpoint_op("restore", arg)
         rows = self.checkpoint.history()
-        ui.show_checkpoints(rows) if rows else ui.info("No checkpoints yet.")
+        ui.show_table(rows, "checkpoint", "time", "message") if rows else ui.info(
+            "No checkpoints yet."
+        )
 
     def checkpoint_op(self, name: str, arg: str) -> int:
         try:

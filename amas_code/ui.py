@@ -51,10 +51,10 @@ def end_stream() -> None:
     console.print()
 
 
-def show_commands(commands: dict[str, str]) -> None:
-    table = Table(show_header=False, box=None)
-    for name, doc in commands.items():
-        table.add_row(Text(name, style="bold"), Text(doc))
+def show_table(rows: list, *headers: str) -> None:
+    table = Table(*headers, show_header=bool(headers), box=None)
+    for row in rows:
+        table.add_row(*map(Text, row))
     console.print(table)
 
 
@@ -86,10 +86,3 @@ def confirm(question: str) -> bool:
 
 def show_command(command: str) -> None:
     console.print(Text.assemble(("$ ", "bold magenta"), command))
-
-
-def show_checkpoints(rows: list[tuple[str, str, str]]) -> None:
-    table = Table("checkpoint", "time", "message", box=None)
-    for row in rows:
-        table.add_row(*map(Text, row))
-    console.print(table)
