@@ -2,8 +2,9 @@
 
 import json
 import threading
+from pathlib import Path
 
-from amas_code import __version__, providers, tools, ui
+from amas_code import __version__, config, providers, tools, ui
 from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
 
 SYSTEM_PROMPT = """You are Amas Code, an elite AI coding assistant and principal software engineer.
@@ -20,20 +21,34 @@ You execute tasks autonomously and thoroughly.
 - Explain your plan before executing multi-step changes.
 - Provide FULL file content when using write_file.
 - If the user declines a change or a command, do not retry it; ask what they want instead."""
+TEXT_TOOLS = """\n\n# Tools\nTo use a tool, reply with one fenced block and wait for its result:
+```json\n{"tool": "read_file", "args": {"path": "app.py"}}\n```\nAvailable tools:\n"""
+SUMMARIZE = "Summarize our conversation for your own later use: task, decisions, files, open ends."
+ASK_USER = "Several tool calls in a row failed. Stop trying; ask the user how to go on."
+RESULTS = "[tool results]"
+
+
+class Stop(Exception):
+    """The turn has to end: the model is looping or keeps sending broken calls."""
+
+
+def message(role: str, content: str, **extra) -> dict:
+    return {"role": role, "content": content, **extra}
 
 
 class Agent:
     def __init__(self, config: dict):
-        self.config = config
+        self.config, self.messages = config, []
+        self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = Checkpoint(".", config.get("checkpoint_on_edit", True))
-        tools.STATE.update(config=config, checkpoint=self.checkpoint)
-        self.messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+        tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
         if config.get("checkpoint_on_edit", True) and not self.checkpoint.repo:
             ui.info(NO_REPO)
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
-        self.messages.append({"role": "user", "content": text})
+        self.messages.append(message("user", text))
+        self.watch = {"steps": 0, "malformed": 0, "failures": 0, "replies": []}
         try:
             while self.step():
                 pass
@@ -41,32 +56,91 @@ class Agent:
             self.answer_pending("Interrupted by the user.")
             ui.warning("Interrupted; the conversation so far is kept.")
             return 130
-        except providers.ProviderError as e:
+        except (providers.ProviderError, Stop) as e:
             ui.error(str(e))
-            return e.exit_code
+            return getattr(e, "exit_code", 1)
         return 0
 
     def step(self) -> bool:
         """One model reply and its tool calls; True while the model wants to go on."""
-        message, _usage = providers.complete(self.messages, tools.TOOLS, self.config, ui.stream)
-        if message["content"]:
+        reply = self.query()
+        self.messages.append(reply)
+        native = reply.get("tool_calls", [])
+        calls = native or ([] if self.mode == "native" else tools.text_calls(reply["content"]))
+        results = []
+        for call in calls:
+            results.append(self.execute(call))
+            if native:
+                self.messages.append(message("tool", results[-1], tool_call_id=call["id"]))
+        if calls and not native:
+            text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
+            self.messages.append(message("user", f"{RESULTS}\n{text}"))
+        self.check(json.dumps([reply["content"], [c["function"] for c in calls]]), results)
+        return bool(calls)
+
+    def call(self, messages: list, on_chunk=None) -> dict:
+        text_mode = self.mode == "text"
+        system = SYSTEM_PROMPT + (TEXT_TOOLS + tools.describe() if text_mode else "")
+        tool_list = None if text_mode else tools.TOOLS
+        request = [message("system", system), *messages]
+        return providers.complete(request, tool_list, self.config, on_chunk)[0]
+
+    def query(self, compacted: bool = False) -> dict:
+        """The next reply; switches to text tool calls, or compacts, when the model needs it."""
+        try:
+            reply = self.call(self.messages, ui.stream)
+        except providers.ProviderError as e:
+            if e.generation:  # the provider refused a tool call the model wrote as text: run it
+                return message("assistant", e.generation)
+            if e.kind == "tools" and self.mode == "auto":
+                self.mode = "text"
+                ui.warning("The model refused native tool calls; switching to text tool calls.")
+                return self.query(compacted)
+            if e.kind != "context" or compacted or not self.compact():
+                raise
+            return self.query(compacted=True)
+        if reply["content"]:
             ui.end_stream()
-        self.messages.append(message)
-        for call in message.get("tool_calls", []):
-            result = self.execute(call)
-            self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
-        return "tool_calls" in message
+        return reply
+
+    def check(self, reply: str, results: list[str]) -> None:
+        """Stop loops and broken calls; after repeated failures tell the model to ask the user."""
+        watch = self.watch
+        watch["steps"] += 1
+        if watch["steps"] == 20:
+            ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
+        watch["replies"] = [*watch["replies"][-2:], reply]
+        if len(watch["replies"]) == 3 and len(set(watch["replies"])) == 1:
+            raise Stop("The model sent the same reply three times in a row; turn stopped.")
+        malformed = any(r.startswith(tools.MALFORMED) for r in results)
+        watch["malformed"] = watch["malformed"] + 1 if malformed else 0
+        if watch["malformed"] == 3:
+            raise Stop("Three malformed tool calls in a row; turn stopped (try tool_mode: text).")
+        for result in results:
+            failed = result.startswith(("Error", tools.MALFORMED))
+            watch["failures"] = watch["failures"] + 1 if failed else 0
+        if watch["failures"] >= self.config.get("max_retries", 3):
+            watch["failures"] = 0
+            self.messages.append(message("user", ASK_USER))
+
+    def compact(self) -> bool:
+        """Replace all but the latest request with the model's summary; tool pairs stay together."""
+        requests = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
+        requests = [i for i in requests if not self.messages[i]["content"].startswith(RESULTS)]
+        if not requests or requests[-1] == 0:
+            ui.info("Nothing to compact yet.")
+            return False
+        old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
+        summary = self.call([*old, message("user", SUMMARIZE)])["content"]
+        self.messages = [message("user", f"Summary of our conversation so far:\n{summary}")]
+        self.messages += [message("assistant", "Noted."), *keep]
+        ui.info(f"Compacted {len(old)} messages into a summary.")
+        return True
 
     def execute(self, call: dict) -> str:
-        name = call["function"]["name"]
-        try:
-            args = json.loads(call["function"]["arguments"] or "{}")
-        except json.JSONDecodeError as e:
-            return f"Error: the arguments for {name} are not valid JSON ({e}); send the call again."
-        if not isinstance(args, dict):
-            return f"Error: the arguments for {name} must be a JSON object."
+        name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
-        result = tools.run(name, args)
+        result = config.redact(tools.run(name, args), self.config)
         ui.show_result(result)
         return result
 
@@ -74,10 +148,9 @@ class Agent:
         """Give every tool call of the last assistant message a result, so the history stays valid."""
         last = max(i for i, m in enumerate(self.messages) if m["role"] != "tool")
         answered = {m["tool_call_id"] for m in self.messages[last + 1 :]}
-        pending = [
-            c["id"] for c in self.messages[last].get("tool_calls", []) if c["id"] not in answered
-        ]
-        self.messages += [{"role": "tool", "tool_call_id": i, "content": text} for i in pending]
+        calls = self.messages[last].get("tool_calls", [])
+        pending = [c["id"] for c in calls if c["id"] not in answered]
+        self.messages += [message("tool", text, tool_call_id=i) for i in pending]
 
     def repl(self) -> None:
         ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")
@@ -112,6 +185,13 @@ class Agent:
         """Leave Amas Code (Ctrl-D does too)."""
         return "quit"
 
+    def cmd_compact(self, arg: str):
+        """Summarize the conversation so far to free context (automatic when it overflows)."""
+        try:
+            self.compact()
+        except providers.ProviderError as e:
+            ui.error(str(e))
+
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""
         return self.checkpoint_op("undo", arg)
@@ -122,12 +202,10 @@ class Agent:
 
     def cmd_checkpoint(self, arg: str):
         """/checkpoint [hash]: list the agent's checkpoints, or go back to one."""
-        if arg:
-            return self.checkpoint_op("restore", arg)
-        rows = self.checkpoint.history()
-        ui.show_table(rows, "checkpoint", "time", "message") if rows else ui.info(
-            "No checkpoints yet."
-        )
+        rows = [] if arg else self.checkpoint.history()
+        if rows:
+            return ui.show_table(rows, "checkpoint", "time", "message")
+        return self.checkpoint_op("restore", arg) if arg else ui.info("No checkpoints yet.")
 
     def checkpoint_op(self, name: str, arg: str) -> int:
         try:

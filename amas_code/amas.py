@@ -7,21 +7,17 @@ import click
 from amas_code import __version__
 
 CHECKPOINT_COMMANDS = ("undo", "redo", "checkpoint")
+LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("task", nargs=-1)
-@click.option(
-    "-m", "--model", help="Model as litellm names it: openai/gpt-4o-mini, ollama/qwen2.5-coder…"
-)
-@click.option(
-    "-y", "--yes", is_flag=True, default=None, help="Apply changes and run commands without asking."
-)
-@click.option(
-    "--api-base", help="URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
-)
+@click.option("-m", "--model", help="Model as litellm names it, e.g. openai/gpt-4o-mini.")
+@click.option("-y", "--yes", is_flag=True, default=None, help="Apply changes without asking.")
+@click.option("--yolo", is_flag=True, default=None, help="--yes, and destructive commands too.")
+@click.option("--api-base", help=LOCAL)
 @click.version_option(__version__, "-V", "--version", prog_name="amas")
-def main(task: tuple[str, ...], model: str | None, yes: bool | None, api_base: str | None) -> None:
+def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) -> None:
     """Amas Code, an AI coding agent for your terminal.
 
     \b
@@ -35,7 +31,7 @@ def main(task: tuple[str, ...], model: str | None, yes: bool | None, api_base: s
     from amas_code.agent import Agent
 
     try:
-        config = settings.load(".", {"model": model, "auto_accept": yes, "api_base": api_base})
+        config = settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo})
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     agent = Agent(config)

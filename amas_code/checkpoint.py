@@ -13,6 +13,7 @@ from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
 ME = (("NAME", "Amas Code"), ("EMAIL", "amas@localhost"))
+RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
 IDENTITY = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in ME}
 
 
@@ -29,9 +30,8 @@ class Checkpoint:
         if self.repo:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
-            reader = self.repo.config_reader()
-            known = reader.has_option("user", "name") and reader.has_option("user", "email")
-            self.env = {} if known else IDENTITY
+            known = self.repo.config_reader().get_value("user", "email", "")
+            self.env = {} if known else IDENTITY  # commits need an author; borrow one if unset
 
     def git(self, *args: str, **kwargs) -> str:
         return self.repo.git.execute(["git", *args], **kwargs)
@@ -50,25 +50,21 @@ class Checkpoint:
 
     def save(self, before: dict, message: str) -> str:
         """Commit the agent's change; returns a note for the model when git refused."""
+        path, head, message = before["path"], self._head(), f"[amas] {message}"
         try:
-            self._commit(before, message)
+            after = self._hash(path, write=True)
+            entry = ["100755" if os.access(self.root / path, os.X_OK) else "100644", after]
+            tree, parent = self._tree(head, {path: entry}), ["-p", head] if head else []
+            commit = self.git("commit-tree", tree, *parent, "-m", message, env=self.env)
+            self._update_index({path: entry})  # the step that can meet a lock: before the move
+            self._move(commit, head)
         except GitCommandError as e:
             return f" No checkpoint was made: git said {' '.join(e.stderr.split())[:200]}"
-        return ""
-
-    def _commit(self, before: dict, message: str) -> None:
-        path, head = before["path"], self._head()
-        after = self._hash(path, write=True)
-        entry = ["100755" if os.access(self.root / path, os.X_OK) else "100644", after]
-        tree = self._tree(head, {path: entry if after else None})
-        message, parent = f"[amas] {message}", ["-p", head] if head else []
-        commit = self.git("commit-tree", tree, *parent, "-m", message, env=self.env)
-        self._update_index({path: entry if after else None})  # the step that can meet a lock
-        self._move(commit, head)
-        record = {**before, "commit": commit, "parent": head, "after": after, "message": message}
-        state, entry = self.load(), entry if after else None
-        state["undo"].append({**record, "entry": entry, "time": time.strftime("%F %T")})
+        record = {**before, "commit": commit, "parent": head, "after": after, "entry": entry}
+        state = self.load()
+        state["undo"].append({**record, "message": message, "time": time.strftime("%F %T")})
         self.store({**state, "redo": []})
+        return ""
 
     def undo(self, n: int = 0) -> str:
         return self._repeat(n or 1, undo=True)
@@ -134,10 +130,8 @@ class Checkpoint:
     def _put(self, path: str, blob: str | None, entry: list | None) -> None:
         target = self.root / path
         if blob:
-            raw = {"stdout_as_string": False, "strip_newline_in_stdout": False}
-            data = self.git("cat-file", "blob", blob, **raw)
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            target.write_bytes(self.git("cat-file", "blob", blob, **RAW))
         else:
             target.unlink(missing_ok=True)
         self._update_index({path: entry})
@@ -147,24 +141,21 @@ class Checkpoint:
 
     def _move(self, new: str | None, old: str | None) -> None:
         """Move the branch from old to new; git checks old, so a racing commit is never lost."""
-        if new:
-            self.git("update-ref", "-m", "amas", "HEAD", new, old or "0" * 40)
-        else:
-            self.git("update-ref", "-d", "HEAD", old)
+        self.git("update-ref", *(["HEAD", new, old or "0" * 40] if new else ["-d", "HEAD", old]))
 
     def _hash(self, path: str, write: bool = False) -> str | None:
-        if not (self.root / path).is_file():
-            return None
-        return self.git("hash-object", *(["-w"] if write else []), "--", path)
+        if (self.root / path).is_file():
+            return self.git("hash-object", *(["-w"] if write else []), "--", path)
+        return None
 
     def _index(self, path: str) -> list | None:
         return self.git("ls-files", "-s", "--", path).split()[:2] or None
 
     def _update_index(self, entries: dict, env: dict | None = None) -> None:
         """Set index entries from {path: [mode, sha] or None (remove it)} in one git call."""
-        lines = [f"{e[0]} {e[1]}" if e else f"0 {'0' * 40}" for e in entries.values()]
+        lines = "".join(f"{' '.join(e or ['0', '0' * 40])}\t{p}\n" for p, e in entries.items())
         with tempfile.TemporaryFile() as info:
-            info.write("".join(f"{line}\t{p}\n" for line, p in zip(lines, entries)).encode())
+            info.write(lines.encode())
             info.seek(0)
             self.git("update-index", "--index-info", istream=info, env=env)
 

@@ -1,6 +1,7 @@
 """Configuration: defaults, then ~/.config/amas/config.yaml (or $AMAS_HOME), then .amas/config.yaml."""
 
 import os
+import re
 from pathlib import Path
 
 import yaml
@@ -13,12 +14,11 @@ DEFAULT_CONFIG = {
     "checkpoint_on_edit": True,
     "max_context_tokens": 32000,
     "shell_timeout": 30,
+    "tool_mode": "auto",
+    "max_retries": 3,
+    "fallback_models": [],
     "ignore": ["node_modules", "__pycache__", ".git", "*.pyc", "dist", "build", ".venv", ".amas"],
 }
-
-
-def home() -> Path:
-    return Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
 
 
 def read_yaml(path: Path) -> dict:
@@ -36,7 +36,17 @@ def read_yaml(path: Path) -> dict:
 
 def load(root: str = ".", overrides: dict | None = None) -> dict:
     """Defaults < user config < project config < command-line overrides (None means 'not given')."""
-    config = {**DEFAULT_CONFIG, **read_yaml(home() / "config.yaml")}
+    home = Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
+    config = {**DEFAULT_CONFIG, **read_yaml(home / "config.yaml")}
     config.update(read_yaml(Path(root) / ".amas" / "config.yaml"))
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config
+
+
+def redact(text: str, config: dict) -> str:
+    """Mask API keys and other secrets from the config and the environment."""
+    secrets = [v for k, v in config.items() if re.search("key|token|secret|password", k) and v]
+    secrets += [v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")) and v]
+    for secret in sorted((s for s in secrets if isinstance(s, str) and len(s) > 3), key=len)[::-1]:
+        text = text.replace(secret, "***")
+    return text

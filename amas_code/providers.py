@@ -4,15 +4,28 @@ import os
 import re
 import time
 
+from amas_code import ui
+from amas_code.config import redact
+
+RETRY = {
+    "RateLimitError",
+    "Timeout",
+    "APIConnectionError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+}
+HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
+CONTEXT = re.compile(
+    r"context.{0,20}(length|window|limit)|too many tokens|prompt is too long", re.I
+)
+
 
 class ProviderError(Exception):
-    """A model call failed; str() is one line for the user."""
+    """A model call failed; str() is one line for the user. kind: 'key', 'tools', 'context' or ''."""
 
-    exit_code = 1
-
-
-class MissingKey(ProviderError):
-    exit_code = 2
+    def __init__(self, message: str, kind: str = "", generation: str = ""):
+        super().__init__(message)
+        self.kind, self.generation, self.exit_code = kind, generation, 2 if kind == "key" else 1
 
 
 def load_litellm(delay: float = 0):
@@ -31,31 +44,46 @@ def check_key(litellm, config: dict) -> None:
     missing = litellm.validate_environment(model=config["model"]).get("missing_keys")
     if missing:
         where = "or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml"
-        raise MissingKey(f"No API key for {config['model']}: set {' or '.join(missing)}, {where}.")
+        raise ProviderError(
+            f"No API key for {config['model']}: set {' or '.join(missing)}, {where}.", "key"
+        )
 
 
-def complete(messages: list, tools: list, config: dict, on_chunk=None) -> tuple[dict, dict]:
-    """Stream one reply; returns (assistant message, usage) once the stream has ended."""
+def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
+    """Stream one reply, trying each of `fallback_models` when the model fails; (message, usage)."""
     litellm = load_litellm()
-    check_key(litellm, config)
+    models = [config["model"], *(config.get("fallback_models") or [])]
+    request = {key: config.get(key) for key in ("api_key", "api_base")}
+    request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
+    for model in models:
+        try:
+            check_key(litellm, {**config, "model": model})
+            return stream(litellm, request, {**config, "model": model}, on_chunk)
+        except ProviderError as e:
+            if model == models[-1] or e.kind:
+                raise
+            ui.warning(f"{e}; trying {models[models.index(model) + 1]}")
+
+
+def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
+    """One streamed call, retried once after a short pause when it failed before any output."""
     import openai  # a litellm dependency: every litellm error derives from openai.APIError
 
-    options = {key: config.get(key) for key in ("model", "api_key", "api_base")}
-    options.update(stream=True, stream_options={"include_usage": True}, max_retries=0)
-    try:
-        stream = litellm.completion(messages=messages, tools=tools or None, **options)
-        chunks = [relay(chunk, on_chunk) for chunk in stream]
-    except openai.APIError as e:
-        raise ProviderError(describe(e, config)) from None
-    response = litellm.stream_chunk_builder(chunks, messages=messages)
+    for attempt in (1, 2):
+        chunks = []
+        try:
+            options = {"model": config["model"], "stream_options": {"include_usage": True}}
+            for chunk in litellm.completion(**request, **options):
+                chunks.append(chunk)
+                if on_chunk and chunk.choices and chunk.choices[0].delta.content:
+                    on_chunk(chunk.choices[0].delta.content)
+            break
+        except openai.APIError as e:
+            if attempt == 2 or chunks or type(e).__name__ not in RETRY:
+                raise classify(e, config) from None
+            time.sleep(config.get("retry_delay", 1.0))
+    response = litellm.stream_chunk_builder(chunks, messages=request["messages"])
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
-
-
-def relay(chunk, on_chunk):
-    text = chunk.choices[0].delta.content if chunk.choices else None
-    if text and on_chunk:
-        on_chunk(text)
-    return chunk
 
 
 def to_message(message) -> dict:
@@ -67,12 +95,17 @@ def to_message(message) -> dict:
     return {**reply, "tool_calls": calls} if calls else reply
 
 
-def describe(error: Exception, config: dict) -> str:
-    """One line naming what failed, without litellm's prefixes, tracebacks or the API key."""
+def classify(error: Exception, config: dict) -> ProviderError:
+    """One line naming what failed, without litellm's prefixes, tracebacks or secrets."""
+    name, body = type(error).__name__, getattr(error, "body", None)
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
     text = re.sub(r"(litellm\.)?\w+(Error|Exception)\s*[:-]\s*", "", text)
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
-    if config.get("api_key"):
-        text = text.replace(config["api_key"], "***")
-    return f"{type(error).__name__} from {config['model']}: {text[:300]}"
+    text = redact(f"{name} from {config['model']}: {text[:300]}", config)
+    kind = "context" if name == "ContextWindowExceededError" or CONTEXT.search(text) else ""
+    kind = kind or (
+        "tools" if name == "BadRequestError" and re.search(r"tool|function", text) else ""
+    )
+    generation = body.get("failed_generation", "") if isinstance(body, dict) else ""
+    return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind, generation)

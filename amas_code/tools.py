@@ -1,6 +1,7 @@
-"""The model's tools: TOOLS holds their schemas, HANDLERS the functions. Handlers never raise."""
+"""The model's tools: TOOLS holds their schemas, HANDLERS the functions; run() never raises."""
 
 import inspect
+import json
 import os
 import re
 import signal
@@ -14,9 +15,21 @@ from amas_code.config import DEFAULT_CONFIG
 
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
-STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None}
+STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
 MAX_READ, MAX_OUTPUT, MAX_HITS = 50_000, 30_000, 200
-EMPTY = "Tool executed successfully (no output)"
+EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
+FENCED, TAGGED = r"```(?:json)?\s*(\{.*?\})\s*```", r"<function(?:=|>)\s*(\w+)>?\s*(\{.*?\})\s*<"
+GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
+TEXT_CALL = re.compile(f"{FENCED}|{TAGGED}/function>", re.S)
+DESTRUCTIVE = re.compile(
+    r"\brm\s[^;&|]*(-\w*[rR]|--recursive)|\bgit\s+(reset\s+--hard|clean|checkout\s+(--\s+)?\.)"
+    r"|\bgit\s+push\b[^;&|]*(\s-f\b|--force)|\bdd\s|\bmkfs|\bch(mod|own)\s[^;&|]*(-\w*R|--recursive)"
+    r"|\bsudo\b|\bfind\b[^;&|]*\s-delete\b|\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?\w*sh\b|>\s*/dev/sd"
+)
+
+
+class ToolError(Exception):
+    """A tool cannot do what was asked; run() hands the message to the model."""
 
 
 def register(*handlers) -> None:
@@ -31,13 +44,59 @@ def register(*handlers) -> None:
         HANDLERS[fn.__name__] = fn
 
 
-def run(name: str, args: dict) -> str:
+def run(name: str, args: dict | str) -> str:
     if name not in HANDLERS:
-        return f"Error: unknown tool {name!r}; available: {', '.join(HANDLERS)}"
+        return f"{MALFORMED} unknown tool {name!r}; available: {', '.join(HANDLERS)}"
     try:
-        return HANDLERS[name](**args) or EMPTY
+        return (
+            HANDLERS[name](**(json.loads(args or "{}") if isinstance(args, str) else args)) or EMPTY
+        )
+    except json.JSONDecodeError as e:
+        return f"{MALFORMED} the arguments for {name} are not valid JSON ({e}); send it again."
     except (TypeError, ValueError) as e:
-        return f"Error: bad arguments for {name}: {e}"
+        return f"{MALFORMED} bad arguments for {name}: {e}"
+    except OSError as e:
+        return f"Error: {e.strerror or e}: {e.filename or name}"
+    except (ToolError, re.error) as e:
+        return f"Error: {e}"
+
+
+def text_calls(text: str) -> list[dict]:
+    """Tool calls written as text: a fenced JSON block {"tool"/"name": …, "args"/"arguments": …},
+    <function=name>{…}</function> or <function>name{…}</function>."""
+    calls = []
+    for block, name, args in TEXT_CALL.findall(text or ""):
+        try:
+            data = json.loads(block) if block else {"tool": name, "args": args}
+        except json.JSONDecodeError:
+            continue
+        data = data if isinstance(data, dict) else {}
+        name, args = data.get("tool") or data.get("name"), data.get("args", data.get("arguments"))
+        function = {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}
+        if name in HANDLERS:
+            calls.append({"id": f"text_{len(calls)}", "type": "function", "function": function})
+    return calls
+
+
+def describe() -> str:
+    """The tools as lines of text, for models that write their tool calls as text."""
+    specs = [(t["function"], t["function"]["parameters"]["properties"]) for t in TOOLS]
+    return "\n".join(f"- {f['name']}({', '.join(p)}): {f['description']}" for f, p in specs)
+
+
+def allowed(question: str, risky: bool = False) -> bool:
+    return bool(STATE["config"].get("auto_accept")) and not risky or ui.confirm(question)
+
+
+def confine(path: str, write: bool = False) -> Path:
+    """Writes stay inside the project root and out of .git; reads outside it ask first."""
+    root, real = Path(STATE["root"]).resolve(), Path(path).resolve()
+    inside = real == root or root in real.parents
+    if write and (not inside or ".git" in real.parts[len(root.parts) :]):
+        raise ToolError(f"refusing to write {real}: outside the project root {root} or in .git")
+    if not inside and not allowed(f"Let the model read {real}, outside the project?", True):
+        raise ToolError(f"reading {real}, outside the project root {root}, was not allowed")
+    return Path(path)
 
 
 def clip(text: str, limit: int) -> str:
@@ -48,10 +107,7 @@ def clip(text: str, limit: int) -> str:
 
 def read_file(path: str) -> str:
     """Read a text file; lines come numbered."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        return f"Error: cannot read {path}: {e.strerror or e}"
+    data = confine(path).read_bytes()
     if b"\0" in data[:8192]:
         return f"{path} is a binary file ({len(data)} bytes); cannot display it."
     text = data[:MAX_READ].decode("utf-8", errors="replace")
@@ -63,19 +119,14 @@ def read_file(path: str) -> str:
 
 def change_file(path: str, new: str, verb: str) -> str:
     """Diff, ask unless auto-accept, write, checkpoint: the one road every file change takes."""
-    target, checkpoint = Path(path), STATE["checkpoint"]
-    try:
-        old = target.read_bytes().decode("utf-8", "surrogateescape") if target.exists() else ""
-        ui.show_diff(old, new, path)
-        if not STATE["config"].get("auto_accept") and not ui.confirm(
-            f"Apply this change to {path}?"
-        ):
-            return f"The user declined the change to {path}; nothing was written."
-        before = checkpoint.before(target) if checkpoint else None
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(new.encode("utf-8", "surrogateescape"))
-    except OSError as e:
-        return f"Error: cannot write {path}: {e.strerror or e}"
+    target, checkpoint = confine(path, write=True), STATE["checkpoint"]
+    old = target.read_bytes().decode("utf-8", "surrogateescape") if target.exists() else ""
+    ui.show_diff(old, new, path)
+    if not allowed(f"Apply this change to {path}?"):
+        return f"The user declined the change to {path}; nothing was written."
+    before = checkpoint.before(target) if checkpoint else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(new.encode("utf-8", "surrogateescape"))
     note = checkpoint.save(before, f"{verb} {path}") if before else ""
     return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines).{note}"
 
@@ -88,20 +139,17 @@ def write_file(path: str, content: str) -> str:
 def create_file(path: str, content: str) -> str:
     """Create a new file; refuses to overwrite an existing one."""
     if Path(path).exists():
-        return f"Error: {path} already exists; use edit_file or write_file to change it."
+        raise ToolError(f"{path} already exists; use edit_file or write_file to change it.")
     return change_file(path, content, "created")
 
 
 def edit_file(path: str, old_str: str, new_str: str) -> str:
     """Replace the one exact occurrence of old_str in a file with new_str. Read the file first."""
-    try:
-        content = Path(path).read_bytes().decode("utf-8", "surrogateescape")
-    except OSError as e:
-        return f"Error: cannot read {path}: {e.strerror or e}"
+    content = confine(path).read_bytes().decode("utf-8", "surrogateescape")
     count = content.count(old_str) if old_str else 0
     if count != 1:
         why = f"appears {count} times (add context to make it unique)" if count else "was not found"
-        return f"Error: old_str {why} in {path}. Read the file and copy the exact text."
+        raise ToolError(f"old_str {why} in {path}. Read the file and copy the exact text.")
     return change_file(path, content.replace(old_str, new_str, 1), "edited")
 
 
@@ -109,10 +157,11 @@ def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
     timeout = int(timeout or STATE["config"].get("shell_timeout", 30))
     ui.show_command(command)
-    if not STATE["config"].get("auto_accept") and not ui.confirm("Run this command?"):
+    risky = bool(DESTRUCTIVE.search(command)) and not STATE["config"].get("yolo")
+    if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
-    opts = dict(stdout=PIPE, stderr=STDOUT, stdin=DEVNULL, start_new_session=True, errors="replace")
-    proc = subprocess.Popen(command, shell=True, text=True, **opts)
+    pipes = dict(stdout=PIPE, stderr=STDOUT, stdin=DEVNULL, errors="replace")
+    proc = subprocess.Popen(command, shell=True, text=True, start_new_session=True, **pipes)
     try:
         out, status = proc.communicate(timeout=timeout)[0], f"[exit code {proc.returncode}]"
     except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
@@ -123,42 +172,35 @@ def shell_command(command: str, timeout: int = 0) -> str:
     return f"{clip(out, MAX_OUTPUT)}\n{status}".strip()
 
 
-def project_files(root: str = ".") -> list[str]:
-    """Files under root, less what .gitignore (inside git) and the config `ignore` patterns skip."""
-    git = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
+def project_files(path: str = ".") -> list[str]:
+    """Files under path, less what .gitignore (inside git) and the config `ignore` patterns skip."""
+    if not confine(path).is_dir():
+        raise ToolError(f"{path} is not a directory")
     try:
-        found = subprocess.run(git, cwd=root, capture_output=True, check=True).stdout
+        found = subprocess.run(GIT_FILES, cwd=path, capture_output=True, check=True).stdout
         found = os.fsdecode(found).split("\0")
     except (subprocess.CalledProcessError, OSError):
-        found = [os.path.relpath(Path(d, f), root) for d, _, fs in os.walk(root) for f in fs]
+        found = [os.path.relpath(Path(d, f), path) for d, _, fs in os.walk(path) for f in fs]
     skip = STATE["config"].get("ignore", [])
-    return sorted(
-        f for f in found if f and not any(fnmatch(p, g) for p in f.split("/") for g in skip)
-    )
+    found = [f for f in found if f and not any(fnmatch(p, g) for p in f.split("/") for g in skip)]
+    return sorted(found)
 
 
 def list_files(path: str = ".") -> str:
     """List the project's files under a directory (ignored files left out)."""
-    if not Path(path).is_dir():
-        return f"Error: {path} is not a directory."
     files = project_files(path)
     return "\n".join(files[:500]) + (f"\n[… {len(files) - 500} more]" if len(files) > 500 else "")
 
 
 def search_files(pattern: str, path: str = ".") -> str:
     """Search the project's files for a Python regular expression; returns file:line: text."""
-    try:
-        regex, hits = re.compile(pattern), []
-    except re.error as e:
-        return f"Error: bad regular expression {pattern!r}: {e}"
-    for name in project_files(path) if Path(path).is_dir() else []:
+    regex, hits = re.compile(pattern), []
+    for name in project_files(path):
         try:
             lines = Path(path, name).read_text(errors="replace").splitlines()
         except OSError:
             continue
-        hits += [
-            f"{name}:{i}: {line[:200]}" for i, line in enumerate(lines, 1) if regex.search(line)
-        ]
+        hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
     more = f"\n[… {len(hits) - MAX_HITS} more matches]" if len(hits) > MAX_HITS else ""
     return "\n".join(hits[:MAX_HITS]) + more if hits else f"No matches for {pattern!r} in {path}."
 

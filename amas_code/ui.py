@@ -20,6 +20,8 @@ def _say(symbol: str, style: str, msg: str) -> None:
 
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
+show_command = partial(_say, "$", "bold magenta")
+stream, end_stream = partial(console.print, end="", markup=False), console.print
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
@@ -28,9 +30,8 @@ def show_diff(old: str, new: str, filename: str) -> None:
     console.print(Syntax(text or "(no changes)", "diff", theme="ansi_dark", background_color=""))
 
 
-def show_tool_call(name: str, args: dict) -> None:
-    shown = ", ".join(f"{k}={_short(repr(v), 60)}" for k, v in args.items())
-    console.print(Text.assemble(("⏺ ", "cyan"), (name, "bold cyan"), f"({shown})"))
+def show_tool_call(name: str, args: str) -> None:
+    console.print(Text.assemble(("⏺ ", "cyan"), (name, "bold cyan"), f"({_short(args, 100)})"))
 
 
 def show_result(result: str) -> None:
@@ -41,14 +42,6 @@ def show_result(result: str) -> None:
 
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def stream(delta: str) -> None:
-    console.print(delta, end="", markup=False, highlight=False)
-
-
-def end_stream() -> None:
-    console.print()
 
 
 def show_table(rows: list, *headers: str) -> None:
@@ -82,7 +75,3 @@ def confirm(question: str) -> bool:
         return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")
     except (EOFError, KeyboardInterrupt):
         return False
-
-
-def show_command(command: str) -> None:
-    console.print(Text.assemble(("$ ", "bold magenta"), command))

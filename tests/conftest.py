@@ -28,7 +28,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(project)
     monkeypatch.setattr(ui, "INTERACTIVE", False)
     monkeypatch.setattr(ui, "_session", None)
-    tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=None)
+    tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=None, root=project)
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)
     yield project

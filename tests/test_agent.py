@@ -107,7 +107,11 @@ def test_bad_api_key_is_one_friendly_line(llm, config, capsys):
 
 
 def test_repl_survives_server_errors_and_quits(llm, config, capsys):
-    llm.queue((500, {"error": {"message": "boom"}}), text("second try works"))
+    llm.queue(
+        (500, {"error": {"message": "boom"}}),
+        (503, {"error": {"message": "boom"}}),
+        text("second try works"),
+    )
     with terminal("hello", "again", "/quit"):
         Agent(config).repl()
     out = capsys.readouterr().out

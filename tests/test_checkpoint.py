@@ -25,7 +25,7 @@ def repo(isolated):
 
 def agent_write(path: str, content: str, root: str = ".") -> str:
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
-    tools.STATE["checkpoint"] = Checkpoint(root)
+    tools.STATE.update(checkpoint=Checkpoint(root), root=Path(root))
     return tools.write_file(str(Path(root, path)), content)
 
 
@@ -289,3 +289,16 @@ def test_no_user_work_is_ever_lost(ops):
             if displaced is not None:
                 sha = git(root, "hash-object", "--stdin", input=displaced).strip()
                 assert git(root, "cat-file", "-t", sha).strip() == "blob", name
+
+
+def test_works_when_the_user_has_no_git_identity(isolated, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    git(isolated, "init", "-q")
+    agent_write("f.txt", "x\n")
+    assert (
+        git(isolated, "log", "--format=%an <%ae> %s")
+        == "Amas Code <amas@localhost> [amas] wrote f.txt\n"
+    )
+    Checkpoint().undo()
+    assert not Path("f.txt").exists()

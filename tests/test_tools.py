@@ -8,6 +8,12 @@ from conftest import git_init
 from amas_code import tools
 
 
+def call(name: str, *args):
+    """A tool as the agent calls it: through run(), which turns failures into text."""
+    params = list(tools.HANDLERS[name].__code__.co_varnames)
+    return tools.run(name, dict(zip(params, args)))
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -47,33 +53,33 @@ def test_shell_declined_without_a_terminal():
 
 def test_read_file_numbers_lines_and_handles_binary_large_and_bad_utf8():
     Path("a.txt").write_text("one\ntwo\n")
-    assert tools.read_file("a.txt") == "   1 | one\n   2 | two"
+    assert call("read_file", "a.txt") == "   1 | one\n   2 | two"
     Path("b.bin").write_bytes(b"\x89PNG\0\0\0")
-    assert "binary file" in tools.read_file("b.bin")
+    assert "binary file" in call("read_file", "b.bin")
     Path("big.txt").write_text("y" * 80 + "\n" * 1 + "z" * 60_000)
-    assert "truncated: showing the first 50000 of 60081 bytes" in tools.read_file("big.txt")
+    assert "truncated: showing the first 50000 of 60081 bytes" in call("read_file", "big.txt")
     Path("latin.txt").write_bytes(b"caf\xe9\n")
-    assert tools.read_file("latin.txt") == "   1 | caf\ufffd"
-    assert "No such file" in tools.read_file("missing.txt")
-    assert "Is a directory" in tools.read_file(".")
+    assert call("read_file", "latin.txt") == "   1 | caf\ufffd"
+    assert call("read_file", "missing.txt") == "Error: No such file or directory: missing.txt"
+    assert "Is a directory" in call("read_file", ".")
 
 
 def test_edit_file_requires_a_unique_exact_match():
     tools.STATE["config"]["auto_accept"] = True
     Path("f.py").write_text("a = 1\na = 1\n")
-    assert "appears 2 times" in tools.edit_file("f.py", "a = 1", "b")
-    assert "was not found" in tools.edit_file("f.py", "zzz", "b")
-    assert "was not found" in tools.edit_file("f.py", "", "b")
-    assert "cannot read" in tools.edit_file("nope.py", "a", "b")
+    assert "appears 2 times" in call("edit_file", "f.py", "a = 1", "b")
+    assert "was not found" in call("edit_file", "f.py", "zzz", "b")
+    assert "was not found" in call("edit_file", "f.py", "", "b")
+    assert "No such file or directory: nope.py" in call("edit_file", "nope.py", "a", "b")
     assert Path("f.py").read_text() == "a = 1\na = 1\n"
 
 
 def test_create_file_refuses_to_overwrite_and_makes_directories():
     tools.STATE["config"]["auto_accept"] = True
     Path("here.txt").write_text("keep")
-    assert "already exists" in tools.create_file("here.txt", "new")
+    assert "already exists" in call("create_file", "here.txt", "new")
     assert Path("here.txt").read_text() == "keep"
-    assert "Created" in tools.create_file("deep/er/new.txt", "x\n")
+    assert "Created" in call("create_file", "deep/er/new.txt", "x\n")
     assert Path("deep/er/new.txt").read_text() == "x\n"
 
 
@@ -83,10 +89,12 @@ def test_list_and_search_skip_ignored_and_gitignored_paths():
     for name in ("src/app.py", "secret/key.py", "node_modules/lib.py", "__pycache__/c.py"):
         Path(name).parent.mkdir(exist_ok=True)
         Path(name).write_text("needle = 1\n")
-    assert tools.list_files().split() == [".gitignore", "src/app.py"]
-    assert tools.search_files("needle") == "src/app.py:1: needle = 1"
-    assert "bad regular expression" in tools.search_files("(")
-    assert "No matches" in tools.search_files("haystack")
+    assert call(
+        "list_files",
+    ).split() == [".gitignore", "src/app.py"]
+    assert call("search_files", "needle") == "src/app.py:1: needle = 1"
+    assert call("search_files", "(").startswith("Error: missing ), unterminated subpattern")
+    assert "No matches" in call("search_files", "haystack")
 
 
 def test_list_files_outside_git_uses_the_ignore_list():
@@ -94,7 +102,12 @@ def test_list_files_outside_git_uses_the_ignore_list():
     Path("pkg/m.py").write_text("")
     Path("dist").mkdir()
     Path("dist/out.js").write_text("")
-    assert tools.list_files() == "pkg/m.py"
+    assert (
+        call(
+            "list_files",
+        )
+        == "pkg/m.py"
+    )
 
 
 def test_unknown_tool_bad_arguments_and_empty_output():
