@@ -69,7 +69,7 @@ def ask(message: str) -> str:
 def confirm(question: str) -> bool:
     """Yes/no, default no. With no terminal nobody can answer, so the answer is no."""
     if not INTERACTIVE:
-        warning(f"{question} → no (no terminal to ask; run with --yes to allow)")
+        warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo everything)")
         return False
     try:
         return ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")

@@ -59,7 +59,7 @@ def test_no_terminal_means_no_without_yes(llm, config, capsys):
     llm.queue(tool("write_file", {"path": "x.txt", "content": "data"}), text("ok"))
     Agent(config).turn("write x")
     assert not Path("x.txt").exists()
-    assert "--yes" in capsys.readouterr().out
+    assert "--yes allows edits" in capsys.readouterr().out
 
 
 def test_missing_file_error_goes_back_to_the_model_and_loop_continues(llm, config):
