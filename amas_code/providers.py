@@ -100,12 +100,11 @@ def classify(error: Exception, config: dict) -> ProviderError:
     name, body = type(error).__name__, getattr(error, "body", None)
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
     text = re.sub(r"(litellm\.)?\w+(Error|Exception)\s*[:-]\s*", "", text)
+    kind = "context" if name == "ContextWindowExceededError" or CONTEXT.search(text) else ""
+    tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
+    kind = kind or ("tools" if tools_refused else "")
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
-    kind = "context" if name == "ContextWindowExceededError" or CONTEXT.search(text) else ""
-    kind = kind or (
-        "tools" if name == "BadRequestError" and re.search(r"tool|function", text) else ""
-    )
     generation = body.get("failed_generation", "") if isinstance(body, dict) else ""
     return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind, generation)

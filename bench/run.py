@@ -112,7 +112,7 @@ def round_trips(llm: FakeLLM, n: int, use_agent: bool) -> float:
         "api_base": llm.url,
         "checkpoint_on_edit": False,
     }
-    llm.queue(*[tool("read_file", {"path": "big.py"}, f"c{i}") for i in range(n)], text("done"))
+    llm.queue(*[tool("read_file", {"path": f"big{i}.py"}, f"c{i}") for i in range(n)], text("done"))
     start = time.perf_counter()
     if use_agent:
         Agent(config).turn("read big.py")
@@ -122,7 +122,7 @@ def round_trips(llm: FakeLLM, n: int, use_agent: bool) -> float:
             message, _ = providers.complete(messages, tools.TOOLS, config)
             messages.append(message)
             for call in message.get("tool_calls", []):
-                content = Path("big.py").read_text()
+                content = Path(json.loads(call["function"]["arguments"])["path"]).read_text()
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
     return (time.perf_counter() - start) / (n + 1)
 
@@ -131,7 +131,11 @@ def bench_tools(llm: FakeLLM, cwd: str) -> list[tuple]:
     from amas_code import tools
 
     os.chdir(cwd)
-    Path("big.py").write_text("".join(f"line_{i} = {i}  # padding padding\n" for i in range(1600)))
+    for i in range(12):
+        Path(f"big{i}.py").write_text(
+            "".join(f"line_{j} = {j}  # padding padding\n" for j in range(1600))
+        )
+    Path("big.py").write_text(Path("big0.py").read_text())
     round_trips(llm, 3, True)  # warm up litellm
     agent = statistics.median(round_trips(llm, 10, True) for _ in range(RUNS))
     raw = statistics.median(round_trips(llm, 10, False) for _ in range(RUNS))

@@ -76,6 +76,12 @@ def test_auto_mode_switches_to_text_when_the_provider_rejects_tools(llm, config,
     assert "switching to text tool calls" in capsys.readouterr().out
 
 
+def test_a_model_named_like_a_tool_is_not_mistaken_for_a_tools_refusal(llm, config, capsys):
+    llm.queue((400, {"error": {"message": "temperature must be at most 2"}}))
+    assert Agent({**config, "model": "openai/functionary-tools"}).turn("hi") == 1
+    assert "switching" not in capsys.readouterr().out and len(llm.requests) == 1
+
+
 def test_groq_tool_use_failed_generation_is_recovered(llm, config):
     Path("a.txt").write_text("alpha\n")
     body = {
