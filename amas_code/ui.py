@@ -5,8 +5,6 @@ import sys
 from functools import partial
 
 from rich.console import Console
-from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 
 console = Console(highlight=False, soft_wrap=True)
@@ -25,6 +23,8 @@ stream, end_stream = partial(console.print, end="", markup=False), console.print
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
+    from rich.syntax import Syntax  # pygments: only when there is a diff to show
+
     a, b = old.splitlines(), new.splitlines()
     text = "\n".join(difflib.unified_diff(a, b, f"a/{filename}", f"b/{filename}", lineterm=""))
     console.print(Syntax(text or "(no changes)", "diff", theme="ansi_dark", background_color=""))
@@ -45,6 +45,8 @@ def _short(text: str, limit: int) -> str:
 
 
 def show_table(rows: list, *headers: str) -> None:
+    from rich.table import Table
+
     table = Table(*headers, show_header=bool(headers), box=None)
     for row in rows:
         table.add_row(*map(Text, row))
