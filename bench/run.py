@@ -35,14 +35,18 @@ sys.stdout.write(litellm.stream_chunk_builder(chunks, messages=messages).choices
 """
 
 
-def run_child(cmd: list[str], cwd: str) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process."""
+CPU: dict[str, list[float]] = {}
+
+
+def run_child(cmd: list[str], cwd: str, label: str = "") -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one child process; its CPU seconds go to CPU[label]."""
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     _, status, usage = os.wait4(proc.pid, 0)
     assert status == 0, f"{cmd} failed"
+    CPU.setdefault(label, []).append(usage.ru_utime + usage.ru_stime)
     return time.perf_counter() - start, usage.ru_maxrss / 1024
 
 
@@ -62,12 +66,9 @@ def bench_one_shot(llm: FakeLLM, cwd: str) -> list[tuple]:
     amas, bare = [], []
     for _ in range(RUNS):
         llm.queue(text("hello there"), text("hello there"))
-        amas.append(
-            run_child(
-                [PY, "-m", "amas_code", "-m", "openai/fake", "--api-base", llm.url, "hi"], cwd
-            )
-        )
-        bare.append(run_child([PY, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd))
+        one_shot = [PY, "-m", "amas_code", "-m", "openai/fake", "--api-base", llm.url, "hi"]
+        amas.append(run_child(one_shot, cwd, "amas"))
+        bare.append(run_child([PY, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd, "bare"))
     return [("amas 'hi' (one-shot)", median_pair(amas), "bare litellm script", median_pair(bare))]
 
 
@@ -210,6 +211,11 @@ def main() -> None:
         extra = f"  (+{(ours[0] - base[0]) * 1000:.1f} ms)" if base and ours[0] < 1 else ""
         extra += f"  (RSS +{ours[1] - base[1]:.1f} MiB)" if base and base[1] else ""
         print(f"{name:40} {fmt(ours):>18}   {base_name:20} {fmt(base):>16} {ratio:>6}{extra}")
+    cpu = {k: statistics.median(v) for k, v in CPU.items() if k}
+    ratio = cpu["amas"] / cpu["bare"]
+    print(
+        f"one-shot CPU (user+sys): amas {cpu['amas']:.2f} s, bare {cpu['bare']:.2f} s, {ratio:.3f}"
+    )
     llm.close()
 
 
