@@ -7,17 +7,9 @@ import time
 from amas_code import ui
 from amas_code.config import redact
 
-RETRY = {
-    "RateLimitError",
-    "Timeout",
-    "APIConnectionError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-}
+RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
 HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
-CONTEXT = re.compile(
-    r"context.{0,20}(length|window|limit)|too many tokens|prompt is too long", re.I
-)
+CONTEXT = re.compile(r"(?i)context.{0,20}(length|window|limit)|too many tokens|prompt is too long")
 
 
 class ProviderError(Exception):
@@ -79,7 +71,7 @@ def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
                     on_chunk(chunk.choices[0].delta.content)
             break
         except openai.APIError as e:
-            if attempt == 2 or chunks or type(e).__name__ not in RETRY:
+            if attempt == 2 or chunks or type(e).__name__ not in RETRY.split():
                 raise classify(e, config) from None
             time.sleep(config.get("retry_delay", 1.0))
     response = litellm.stream_chunk_builder(chunks, messages=request["messages"])

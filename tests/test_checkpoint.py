@@ -108,7 +108,8 @@ def test_untracked_files_and_directories_survive_undo_redo_and_restore(repo):
     Path("scratch/deep").mkdir(parents=True)
     Path("scratch/deep/notes.txt").write_text("mine\n")
     Path("scratch/big.bin").write_bytes(bytes(range(256)) * 40_000)  # 10 MB
-    first = agent_write("A", "A1\n") and git(repo, "rev-parse", "--short", "HEAD").strip()
+    agent_write("A", "A1\n")
+    first = git(repo, "rev-parse", "--short", "HEAD").strip()
     agent_write("A", "A2\n")
     agent_write("new.txt", "new\n")
     untracked = {k: v for k, v in snapshot(repo).items() if k.startswith("scratch/")}
