@@ -4,28 +4,10 @@ import json
 import threading
 from pathlib import Path
 
-from amas_code import __version__, config, providers, tools, ui
+from amas_code import __version__, config, providers, skills, tools, ui
 from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
 
-SYSTEM_PROMPT = """You are Amas Code, an elite AI coding assistant and principal software engineer.
-You execute tasks autonomously and thoroughly.
-
-# Core Mandates
-- **Engineering Standards & Completeness:** Never leave "TODO" or placeholder code. Always implement full, robust logic.
-- **Idiomatic Code & Visuals:** Write idiomatic code. Ensure UIs are modern, polished, and use consistent spacing.
-- **Development Lifecycle:** Research -> Strategy -> Execution -> Validation.
-- **Validation:** Always verify your changes through tests or manual checks before declaring success.
-
-## Rules
-- ALWAYS read a file before editing it.
-- Explain your plan before executing multi-step changes.
-- Provide FULL file content when using write_file.
-- If the user declines a change or a command, do not retry it; ask what they want instead."""
-TEXT_TOOLS = """\n\n# Tools\nTo use a tool, reply with one fenced block and wait for its result:
-```json\n{"tool": "read_file", "args": {"path": "app.py"}}\n```\nAvailable tools:\n"""
-SUMMARIZE = "Summarize our conversation for your own later use: task, decisions, files, open ends."
-ASK_USER = "Several tool calls in a row failed. Stop trying; ask the user how to go on."
-RESULTS = "[tool results]"
+PROMPTS, RESULTS = skills.PROMPTS, "[tool results]"
 
 
 class Stop(Exception):
@@ -46,9 +28,8 @@ class Agent:
             ui.info(NO_REPO)
 
     def turn(self, text: str) -> int:
-        """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
-        self.watch = {"steps": 0, "malformed": 0, "failures": 0, "replies": []}
+        self.watch = {"malformed": 0, "failures": 0, "replies": []}
         try:
             while self.step():
                 pass
@@ -62,7 +43,6 @@ class Agent:
         return 0
 
     def step(self) -> bool:
-        """One model reply and its tool calls; True while the model wants to go on."""
         reply = self.query()
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
@@ -80,13 +60,16 @@ class Agent:
 
     def call(self, messages: list, on_chunk=None) -> dict:
         text_mode = self.mode == "text"
-        system = SYSTEM_PROMPT + (TEXT_TOOLS + tools.describe() if text_mode else "")
-        tool_list = None if text_mode else tools.TOOLS
+        tools_text = PROMPTS["text_tools"] + tools.describe() if text_mode else ""
+        system = skills.system_prompt(messages, self.config, tools_text)
         request = [message("system", system), *messages]
-        return providers.complete(request, tool_list, self.config, on_chunk)[0]
+        return providers.complete(
+            request, None if text_mode else tools.TOOLS, self.config, on_chunk
+        )[0]
 
     def query(self, compacted: bool = False) -> dict:
-        """The next reply; switches to text tool calls, or compacts, when the model needs it."""
+        if not compacted and self.tokens() > self.config["max_context_tokens"]:
+            compacted = self.compact()
         try:
             reply = self.call(self.messages, ui.stream)
         except providers.ProviderError as e:
@@ -95,8 +78,7 @@ class Agent:
             if e.kind == "tools" and self.mode == "auto":
                 self.mode = "text"
                 ui.warning("The model refused native tool calls; switching to text tool calls.")
-                return self.query(compacted)
-            if e.kind != "context" or compacted or not self.compact():
+            elif e.kind != "context" or compacted or not self.compact():
                 raise
             return self.query(compacted=True)
         if reply["content"]:
@@ -105,12 +87,11 @@ class Agent:
 
     def check(self, reply: str, results: list[str]) -> None:
         """Stop loops and broken calls; after repeated failures tell the model to ask the user."""
-        watch = self.watch
-        watch["steps"] += 1
-        if watch["steps"] == 20:
+        watch, replies = self.watch, self.watch["replies"]
+        replies.append(reply)
+        if len(replies) == 20:
             ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
-        watch["replies"] = [*watch["replies"][-2:], reply]
-        if len(watch["replies"]) == 3 and len(set(watch["replies"])) == 1:
+        if len(replies) >= 3 and len(set(replies[-3:])) == 1:
             raise Stop("The model sent the same reply three times in a row; turn stopped.")
         malformed = any(r.startswith(tools.MALFORMED) for r in results)
         watch["malformed"] = watch["malformed"] + 1 if malformed else 0
@@ -121,7 +102,12 @@ class Agent:
             watch["failures"] = watch["failures"] + 1 if failed else 0
         if watch["failures"] >= self.config.get("max_retries", 3):
             watch["failures"] = 0
-            self.messages.append(message("user", ASK_USER))
+            self.messages.append(message("user", PROMPTS["ask_user"]))
+
+    def tokens(self) -> int:
+        return providers.load_litellm().token_counter(
+            model=self.config["model"], messages=self.messages
+        )
 
     def compact(self) -> bool:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
@@ -131,7 +117,7 @@ class Agent:
             ui.info("Nothing to compact yet.")
             return False
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
-        summary = self.call([*old, message("user", SUMMARIZE)])["content"]
+        summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
         self.messages = [message("user", f"Summary of our conversation so far:\n{summary}")]
         self.messages += [message("assistant", "Noted."), *keep]
         ui.info(f"Compacted {len(old)} messages into a summary.")
@@ -191,6 +177,19 @@ class Agent:
             self.compact()
         except providers.ProviderError as e:
             ui.error(str(e))
+
+    def cmd_init(self, arg: str):
+        """Map the project's files, classes and functions for the model (.amas/map.md)."""
+        ui.success(skills.init())
+
+    def cmd_skills(self, arg: str):
+        """List the skills in .amas/skills; * marks those the conversation has made active."""
+        on = [s["name"] for s in skills.active(self.messages)]
+        rows = [
+            ("*" * (s["name"] in on), s["name"], str(s.get("description", "")))
+            for s in skills.skills()
+        ]
+        return ui.show_table(rows) if rows else ui.info("No skills in .amas/skills yet.")
 
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""

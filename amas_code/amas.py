@@ -6,7 +6,7 @@ import click
 
 from amas_code import __version__
 
-CHECKPOINT_COMMANDS = ("undo", "redo", "checkpoint")
+SUBCOMMANDS = ("undo", "redo", "checkpoint", "init")
 LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
 
 
@@ -26,6 +26,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     amas undo [N]        roll back the agent's last N checkpoints
     amas redo            re-apply what the last undo rolled back
     amas checkpoint [H]  list checkpoints, or go back to checkpoint H
+    amas init            map the project's files and symbols for the model
     """
     from amas_code import config as settings
     from amas_code.agent import Agent
@@ -35,7 +36,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     agent = Agent(config)
-    if task and task[0] in CHECKPOINT_COMMANDS:
+    if task and task[0] in SUBCOMMANDS:
         sys.exit(agent.command("/" + " ".join(task)) or 0)
     if task:
         sys.exit(agent.turn(" ".join(task)))

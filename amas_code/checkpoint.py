@@ -77,12 +77,13 @@ class Checkpoint:
         found = [i for i, sha in enumerate(stack) if commit and sha.startswith(commit)]
         if not found:
             raise Refused(f"{commit} is not an Amas checkpoint here; /checkpoint lists them.")
-        if found[-1] == len(stack) - 1:
-            return f"Already at checkpoint {commit}."
-        return self.undo(len(stack) - 1 - found[-1])
+        return (
+            self.undo(len(stack) - 1 - found[-1])
+            if found[-1] < len(stack) - 1
+            else "Already there."
+        )
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
-        """(short hash, time, message) of the latest agent checkpoints, newest first."""
         stack = self.load()["undo"] if self.repo else []
         return [(r["commit"][:7], r["time"], r["message"]) for r in stack[::-1][:n]]
 

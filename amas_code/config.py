@@ -1,24 +1,10 @@
-"""Configuration: defaults, then ~/.config/amas/config.yaml (or $AMAS_HOME), then .amas/config.yaml."""
+"""Configuration: defaults.yaml, then ~/.config/amas/config.yaml (or $AMAS_HOME), then .amas/config.yaml."""
 
 import os
 import re
 from pathlib import Path
 
 import yaml
-
-DEFAULT_CONFIG = {
-    "model": "gemini/gemini-2.5-flash",
-    "api_key": None,
-    "api_base": None,
-    "auto_accept": False,
-    "checkpoint_on_edit": True,
-    "max_context_tokens": 32000,
-    "shell_timeout": 30,
-    "tool_mode": "auto",
-    "max_retries": 3,
-    "fallback_models": [],
-    "ignore": ["node_modules", "__pycache__", ".git", "*.pyc", "dist", "build", ".venv", ".amas"],
-}
 
 
 def read_yaml(path: Path) -> dict:
@@ -32,6 +18,9 @@ def read_yaml(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"{path} must hold a mapping of settings, not {type(data).__name__}")
     return data
+
+
+DEFAULT_CONFIG = read_yaml(Path(__file__).with_name("defaults.yaml"))
 
 
 def load(root: str = ".", overrides: dict | None = None) -> dict:

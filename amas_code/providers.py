@@ -9,6 +9,7 @@ from amas_code.config import redact
 
 RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
 HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
+WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
 CONTEXT = re.compile(r"(?i)context.{0,20}(length|window|limit)|too many tokens|prompt is too long")
 
 
@@ -31,13 +32,11 @@ def load_litellm(delay: float = 0):
 
 
 def check_key(litellm, config: dict) -> None:
-    if config.get("api_key") or config.get("api_base"):
-        return
-    missing = litellm.validate_environment(model=config["model"]).get("missing_keys")
+    given = config.get("api_key") or config.get("api_base")
+    missing = [] if given else litellm.validate_environment(model=config["model"])["missing_keys"]
     if missing:
-        where = "or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml"
         raise ProviderError(
-            f"No API key for {config['model']}: set {' or '.join(missing)}, {where}.", "key"
+            f"No API key for {config['model']}: set {' or '.join(missing)}{WHERE}", "key"
         )
 
 

@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import subprocess
-from subprocess import DEVNULL, PIPE, STDOUT
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -48,9 +47,8 @@ def run(name: str, args: dict | str) -> str:
     if name not in HANDLERS:
         return f"{MALFORMED} unknown tool {name!r}; available: {', '.join(HANDLERS)}"
     try:
-        return (
-            HANDLERS[name](**(json.loads(args or "{}") if isinstance(args, str) else args)) or EMPTY
-        )
+        kwargs = json.loads(args or "{}") if isinstance(args, str) else args
+        return HANDLERS[name](**kwargs) or EMPTY
     except json.JSONDecodeError as e:
         return f"{MALFORMED} the arguments for {name} are not valid JSON ({e}); send it again."
     except (TypeError, ValueError) as e:
@@ -160,8 +158,10 @@ def shell_command(command: str, timeout: int = 0) -> str:
     risky = bool(DESTRUCTIVE.search(command)) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
-    pipes = dict(stdout=PIPE, stderr=STDOUT, stdin=DEVNULL, errors="replace")
-    proc = subprocess.Popen(command, shell=True, text=True, start_new_session=True, **pipes)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
+    proc = subprocess.Popen(
+        command, shell=True, text=True, errors="replace", start_new_session=True, **pipes
+    )
     try:
         out, status = proc.communicate(timeout=timeout)[0], f"[exit code {proc.returncode}]"
     except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:

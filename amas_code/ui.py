@@ -57,10 +57,7 @@ def ask(message: str) -> str:
     """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end."""
     global _session
     if not INTERACTIVE:
-        line = sys.stdin.readline()
-        if not line:
-            raise EOFError
-        return line.rstrip("\n")
+        return input()
     if _session is None:
         from prompt_toolkit import PromptSession
 

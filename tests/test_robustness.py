@@ -8,7 +8,7 @@ from conftest import amas, terminal
 from fake_llm import text, tool, tools
 
 from amas_code import tools as amas_tools
-from amas_code.agent import ASK_USER, RESULTS, Agent
+from amas_code.agent import PROMPTS, RESULTS, Agent
 
 
 def results(request: dict) -> dict:
@@ -142,8 +142,8 @@ def test_after_max_retries_failures_the_model_is_told_to_ask(llm, config):
         *[tool("read_file", {"path": f"missing{i}"}, f"c{i}") for i in range(3)], text("What next?")
     )
     Agent(config).turn("read")
-    assert last_user(llm.requests[3]) == ASK_USER
-    assert ASK_USER not in str(llm.requests[2]["body"])
+    assert last_user(llm.requests[3]) == PROMPTS["ask_user"]
+    assert PROMPTS["ask_user"] not in str(llm.requests[2]["body"])
 
 
 def test_auth_errors_are_not_retried_and_say_what_to_check(llm, config, capsys):
