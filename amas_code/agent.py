@@ -18,6 +18,12 @@ def message(role: str, content: str, **extra) -> dict:
     return {"role": role, "content": content, **extra}
 
 
+def count(arg: str) -> int:
+    if arg and not arg.isdigit():
+        raise Refused(f"Expected a number, not {arg!r}.")
+    return int(arg or 0)
+
+
 class Agent:
     def __init__(self, config: dict):
         self.config, self.messages = config, []
@@ -160,7 +166,11 @@ class Agent:
         if handler is None:
             ui.error(f"Unknown command /{name}; /help lists the commands.")
             return 1
-        return handler(arg.strip())
+        try:
+            return handler(arg.strip()) or 0
+        except (providers.ProviderError, Refused) as e:
+            ui.error(str(e))
+            return 1
 
     def cmd_help(self, arg: str):
         """List the commands."""
@@ -173,10 +183,7 @@ class Agent:
 
     def cmd_compact(self, arg: str):
         """Summarize the conversation so far to free context (automatic when it overflows)."""
-        try:
-            self.compact()
-        except providers.ProviderError as e:
-            ui.error(str(e))
+        self.compact()
 
     def cmd_init(self, arg: str):
         """Map the project's files, classes and functions for the model (.amas/map.md)."""
@@ -193,25 +200,15 @@ class Agent:
 
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""
-        return self.checkpoint_op("undo", arg)
+        ui.success(self.checkpoint.undo(count(arg)))
 
     def cmd_redo(self, arg: str):
         """/redo [n]: re-apply what the last /undo rolled back."""
-        return self.checkpoint_op("redo", arg)
+        ui.success(self.checkpoint.redo(count(arg)))
 
     def cmd_checkpoint(self, arg: str):
         """/checkpoint [hash]: list the agent's checkpoints, or go back to one."""
         rows = [] if arg else self.checkpoint.history()
         if rows:
             return ui.show_table(rows, "checkpoint", "time", "message")
-        return self.checkpoint_op("restore", arg) if arg else ui.info("No checkpoints yet.")
-
-    def checkpoint_op(self, name: str, arg: str) -> int:
-        try:
-            ui.success(getattr(self.checkpoint, name)(arg if name == "restore" else int(arg or 0)))
-            return 0
-        except ValueError:
-            ui.error(f"Expected a number, not {arg!r}.")
-        except Refused as e:
-            ui.error(str(e))
-        return 1
+        return ui.success(self.checkpoint.restore(arg)) if arg else ui.info("No checkpoints yet.")

@@ -109,7 +109,13 @@ class Checkpoint:
         at, to = (rec["commit"], rec["parent"]) if undo else (rec["parent"], rec["commit"])
         self._check(rec, at, undo)
         blob, entry = (rec["before"], rec["index"]) if undo else (rec["after"], rec["entry"])
-        self._put(rec["path"], blob, entry)
+        target = self.root / rec["path"]
+        if blob:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.git("cat-file", "blob", blob, **RAW))
+        else:
+            target.unlink(missing_ok=True)
+        self._update_index({rec["path"]: entry})
         self._move(to, at)
         other.append(stack.pop())
         self.store(state)
@@ -128,15 +134,6 @@ class Checkpoint:
         if self._hash(rec["path"]) != (rec["after"] if undo else rec["before"]):
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 
-    def _put(self, path: str, blob: str | None, entry: list | None) -> None:
-        target = self.root / path
-        if blob:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(self.git("cat-file", "blob", blob, **RAW))
-        else:
-            target.unlink(missing_ok=True)
-        self._update_index({path: entry})
-
     def _head(self) -> str | None:
         return self.repo.head.commit.hexsha if self.repo.head.is_valid() else None
 
@@ -145,9 +142,8 @@ class Checkpoint:
         self.git("update-ref", *(["HEAD", new, old or "0" * 40] if new else ["-d", "HEAD", old]))
 
     def _hash(self, path: str, write: bool = False) -> str | None:
-        if (self.root / path).is_file():
-            return self.git("hash-object", *(["-w"] if write else []), "--", path)
-        return None
+        exists = (self.root / path).is_file()
+        return self.git("hash-object", *["-w"] * write, "--", path) if exists else None
 
     def _index(self, path: str) -> list | None:
         return self.git("ls-files", "-s", "--", path).split()[:2] or None

@@ -9,10 +9,8 @@ import yaml
 
 def read_yaml(path: Path) -> dict:
     """The mapping in a YAML file, {} when it is missing; ValueError with the path when it is broken."""
-    if not path.is_file():
-        return {}
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{path} is not valid YAML: {e}") from None
     if not isinstance(data, dict):

@@ -34,10 +34,9 @@ def load_litellm(delay: float = 0):
 def check_key(litellm, config: dict) -> None:
     given = config.get("api_key") or config.get("api_base")
     missing = [] if given else litellm.validate_environment(model=config["model"])["missing_keys"]
+    text = f"No API key for {config['model']}: set {' or '.join(missing)}{WHERE}"
     if missing:
-        raise ProviderError(
-            f"No API key for {config['model']}: set {' or '.join(missing)}{WHERE}", "key"
-        )
+        raise ProviderError(text, "key")
 
 
 def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
@@ -46,6 +45,7 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk=None) ->
     models = [config["model"], *(config.get("fallback_models") or [])]
     request = {key: config.get(key) for key in ("api_key", "api_base")}
     request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
+    request["stream_options"] = {"include_usage": True}
     for model in models:
         try:
             check_key(litellm, {**config, "model": model})
@@ -63,8 +63,7 @@ def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
     for attempt in (1, 2):
         chunks = []
         try:
-            options = {"model": config["model"], "stream_options": {"include_usage": True}}
-            for chunk in litellm.completion(**request, **options):
+            for chunk in litellm.completion(**request, model=config["model"]):
                 chunks.append(chunk)
                 if on_chunk and chunk.choices and chunk.choices[0].delta.content:
                     on_chunk(chunk.choices[0].delta.content)
@@ -78,11 +77,8 @@ def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
 
 
 def to_message(message) -> dict:
-    calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
-    calls = [
-        {"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls
-    ]
     reply = {"role": "assistant", "content": message.content or ""}
+    calls = message.model_dump(include={"tool_calls"}, exclude_none=True).get("tool_calls")
     return {**reply, "tool_calls": calls} if calls else reply
 
 
