@@ -18,12 +18,6 @@ def message(role: str, content: str, **extra) -> dict:
     return {"role": role, "content": content, **extra}
 
 
-def count(arg: str) -> int:
-    if arg and not arg.isdigit():
-        raise Refused(f"Expected a number, not {arg!r}.")
-    return int(arg or 0)
-
-
 class Agent:
     def __init__(self, config: dict):
         self.config, self.messages = config, []
@@ -65,13 +59,12 @@ class Agent:
         return bool(calls)
 
     def call(self, messages: list, on_chunk=None) -> dict:
-        text_mode = self.mode == "text"
-        tools_text = PROMPTS["text_tools"] + tools.describe() if text_mode else ""
-        system = skills.system_prompt(messages, self.config, tools_text)
-        request = [message("system", system), *messages]
-        return providers.complete(
-            request, None if text_mode else tools.TOOLS, self.config, on_chunk
-        )[0]
+        native = self.mode != "text"
+        extra = "" if native else PROMPTS["text_tools"] + tools.describe()
+        request = [message("system", skills.system_prompt(messages, extra)), *messages]
+        return providers.complete(request, tools.TOOLS if native else None, self.config, on_chunk)[
+            0
+        ]
 
     def query(self, compacted: bool = False) -> dict:
         if not compacted and self.tokens() > self.config["max_context_tokens"]:
@@ -79,8 +72,6 @@ class Agent:
         try:
             reply = self.call(self.messages, ui.stream)
         except providers.ProviderError as e:
-            if e.generation:  # the provider refused a tool call the model wrote as text: run it
-                return message("assistant", e.generation)
             if e.kind == "tools" and self.mode == "auto":
                 self.mode = "text"
                 ui.warning("The model refused native tool calls; switching to text tool calls.")
@@ -111,9 +102,8 @@ class Agent:
             self.messages.append(message("user", PROMPTS["ask_user"]))
 
     def tokens(self) -> int:
-        return providers.load_litellm().token_counter(
-            model=self.config["model"], messages=self.messages
-        )
+        counter = providers.load_litellm().token_counter
+        return counter(model=self.config["model"], messages=self.messages)
 
     def compact(self) -> bool:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
@@ -185,10 +175,6 @@ class Agent:
         """Summarize the conversation so far to free context (automatic when it overflows)."""
         self.compact()
 
-    def cmd_init(self, arg: str):
-        """Map the project's files, classes and functions for the model (.amas/map.md)."""
-        ui.success(skills.init())
-
     def cmd_skills(self, arg: str):
         """List the skills in .amas/skills; * marks those the conversation has made active."""
         on = [s["name"] for s in skills.active(self.messages)]
@@ -200,11 +186,11 @@ class Agent:
 
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""
-        ui.success(self.checkpoint.undo(count(arg)))
+        ui.success(self.checkpoint.undo(arg))
 
     def cmd_redo(self, arg: str):
         """/redo [n]: re-apply what the last /undo rolled back."""
-        ui.success(self.checkpoint.redo(count(arg)))
+        ui.success(self.checkpoint.redo(arg))
 
     def cmd_checkpoint(self, arg: str):
         """/checkpoint [hash]: list the agent's checkpoints, or go back to one."""

@@ -66,10 +66,10 @@ class Checkpoint:
         self.store({**state, "redo": []})
         return ""
 
-    def undo(self, n: int = 0) -> str:
+    def undo(self, n: int | str = 0) -> str:
         return self._repeat(n or 1, undo=True)
 
-    def redo(self, n: int = 0) -> str:
+    def redo(self, n: int | str = 0) -> str:
         return self._repeat(n or self.load().get("last", 1), undo=False)
 
     def restore(self, commit: str) -> str:
@@ -87,17 +87,19 @@ class Checkpoint:
         stack = self.load()["undo"] if self.repo else []
         return [(r["commit"][:7], r["time"], r["message"]) for r in stack[::-1][:n]]
 
-    def _repeat(self, n: int, undo: bool) -> str:
+    def _repeat(self, n: int | str, undo: bool) -> str:
         if not self.repo:
             raise Refused(NO_REPO)
+        if not str(n).isdigit() or not int(n):
+            raise Refused(f"Expected a number of checkpoints, not {n!r}.")
         done, verb = [], "Undid" if undo else "Redid"
-        for _ in range(n):
+        for _ in range(int(n)):
             try:
                 done.append(self._step(undo))
             except Refused as e:
                 raise Refused(f"{verb} {len(done)} of {n}, then stopped: {e}" if done else str(e))
         if undo:
-            self.store({**self.load(), "last": n})
+            self.store({**self.load(), "last": int(n)})
         return f"{verb} {'; '.join(done)}."
 
     def _step(self, undo: bool) -> str:

@@ -16,9 +16,9 @@ CONTEXT = re.compile(r"(?i)context.{0,20}(length|window|limit)|too many tokens|p
 class ProviderError(Exception):
     """A model call failed; str() is one line for the user. kind: 'key', 'tools', 'context' or ''."""
 
-    def __init__(self, message: str, kind: str = "", generation: str = ""):
+    def __init__(self, message: str, kind: str = ""):
         super().__init__(message)
-        self.kind, self.generation, self.exit_code = kind, generation, 2 if kind == "key" else 1
+        self.kind, self.exit_code = kind, 2 if kind == "key" else 1
 
 
 def load_litellm(delay: float = 0):
@@ -84,7 +84,7 @@ def to_message(message) -> dict:
 
 def classify(error: Exception, config: dict) -> ProviderError:
     """One line naming what failed, without litellm's prefixes, tracebacks or secrets."""
-    name, body = type(error).__name__, getattr(error, "body", None)
+    name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
     text = re.sub(r"(litellm\.)?\w+(Error|Exception)\s*[:-]\s*", "", text)
     kind = "context" if name == "ContextWindowExceededError" or CONTEXT.search(text) else ""
@@ -93,5 +93,4 @@ def classify(error: Exception, config: dict) -> ProviderError:
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
-    generation = body.get("failed_generation", "") if isinstance(body, dict) else ""
-    return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind, generation)
+    return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind)

@@ -176,6 +176,7 @@ def test_undo_survives_a_restart_and_the_repl_commands(repo, llm, config, capsys
     assert agent.command("/undo 2") == 0 and agent.command("/redo") == 0
     assert Path("A").read_text() == "A by agent\n" and Path("B").read_text() == "B by agent\n"
     assert agent.command("/undo x") == 1 and "Expected a number" in capsys.readouterr().out
+    assert agent.command("/undo 0") == 1 and "not '0'" in capsys.readouterr().out
     assert agent.command("/checkpoint 0000000") == 1
 
 

@@ -82,7 +82,7 @@ def test_a_model_named_like_a_tool_is_not_mistaken_for_a_tools_refusal(llm, conf
     assert "switching" not in capsys.readouterr().out and len(llm.requests) == 1
 
 
-def test_groq_tool_use_failed_generation_is_recovered(llm, config):
+def test_groq_tool_use_failed_is_recovered_in_text_mode(llm, config, capsys):
     Path("a.txt").write_text("alpha\n")
     body = {
         "message": "Failed to call a function.",
@@ -99,10 +99,12 @@ def test_groq_tool_use_failed_generation_is_recovered(llm, config):
                 }
             },
         ),
+        text('<function=read_file>{"path": "a.txt"}</function>'),
         text("ok"),
     )
     assert Agent(config).turn("read") == 0
-    assert "alpha" in last_user(llm.requests[1])
+    assert "switching to text tool calls" in capsys.readouterr().out
+    assert "tools" not in llm.requests[1]["body"] and "alpha" in last_user(llm.requests[2])
 
 
 def test_malformed_calls_each_get_one_result_and_three_in_a_row_stop(llm, config, capsys):
