@@ -7,7 +7,7 @@ from pathlib import Path
 from amas_code import __version__, config, providers, skills, tools, ui
 from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
 
-PROMPTS, RESULTS = skills.PROMPTS, "[tool results]"
+PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
 
 
 class Stop(Exception):
@@ -20,7 +20,7 @@ def message(role: str, content: str, **extra) -> dict:
 
 class Agent:
     def __init__(self, config: dict):
-        self.config, self.messages = config, []
+        self.config, self.messages, self.used = config, [], 0
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = Checkpoint(".", config.get("checkpoint_on_edit", True))
         tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
@@ -28,6 +28,7 @@ class Agent:
             ui.info(NO_REPO)
 
     def turn(self, text: str) -> int:
+        """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
         self.watch = {"malformed": 0, "failures": 0, "replies": []}
         try:
@@ -62,12 +63,13 @@ class Agent:
         native = self.mode != "text"
         extra = "" if native else PROMPTS["text_tools"] + tools.describe()
         request = [message("system", skills.system_prompt(messages, extra)), *messages]
-        return providers.complete(request, tools.TOOLS if native else None, self.config, on_chunk)[
-            0
-        ]
+        tool_list = tools.TOOLS if native else None
+        reply, usage = providers.complete(request, tool_list, self.config, on_chunk)
+        self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
+        return reply
 
     def query(self, compacted: bool = False) -> dict:
-        if not compacted and self.tokens() > self.config["max_context_tokens"]:
+        if not compacted and self.used > self.config["max_context_tokens"]:
             compacted = self.compact()
         try:
             reply = self.call(self.messages, ui.stream)
@@ -101,21 +103,19 @@ class Agent:
             watch["failures"] = 0
             self.messages.append(message("user", PROMPTS["ask_user"]))
 
-    def tokens(self) -> int:
-        counter = providers.load_litellm().token_counter
-        return counter(model=self.config["model"], messages=self.messages)
-
     def compact(self) -> bool:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
         requests = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
-        requests = [i for i in requests if not self.messages[i]["content"].startswith(RESULTS)]
-        if not requests or requests[-1] == 0:
-            ui.info("Nothing to compact yet.")
+        requests = [
+            i for i in requests if not self.messages[i]["content"].startswith((RESULTS, SUMMARY))
+        ]
+        if len(requests) < 2:  # only the latest request, or nothing new since the last summary
             return False
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
         summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
-        self.messages = [message("user", f"Summary of our conversation so far:\n{summary}")]
+        self.messages = [message("user", f"{SUMMARY}\n{summary}")]
         self.messages += [message("assistant", "Noted."), *keep]
+        self.used = 0  # the summary call counted the old messages, not what is left
         ui.info(f"Compacted {len(old)} messages into a summary.")
         return True
 
@@ -172,8 +172,9 @@ class Agent:
         return "quit"
 
     def cmd_compact(self, arg: str):
-        """Summarize the conversation so far to free context (automatic when it overflows)."""
-        self.compact()
+        """Summarize the conversation so far to free context (automatic past max_context_tokens)."""
+        if not self.compact():
+            ui.info("Nothing to compact yet.")
 
     def cmd_skills(self, arg: str):
         """List the skills in .amas/skills; * marks those the conversation has made active."""

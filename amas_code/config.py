@@ -19,13 +19,15 @@ def read_yaml(path: Path) -> dict:
 
 
 DEFAULT_CONFIG = read_yaml(Path(__file__).with_name("defaults.yaml"))
+PERSONAL = ("api_base", "auto_accept", "yolo")  # a cloned repository's config may not set these
 
 
 def load(root: str = ".", overrides: dict | None = None) -> dict:
     """Defaults < user config < project config < command-line overrides (None means 'not given')."""
     home = Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
     config = {**DEFAULT_CONFIG, **read_yaml(home / "config.yaml")}
-    config.update(read_yaml(Path(root) / ".amas" / "config.yaml"))
+    project = read_yaml(Path(root) / ".amas" / "config.yaml")
+    config.update({k: v for k, v in project.items() if k not in PERSONAL})
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return config
 

@@ -105,9 +105,11 @@ def round_trips(llm: FakeLLM, n: int, use_agent: bool) -> float:
     """Seconds per model->read_file->model round trip, through the Agent or a raw litellm loop."""
     from amas_code import providers, tools, ui
     from amas_code.agent import Agent
+    from amas_code.config import DEFAULT_CONFIG
 
     ui.console.file = open(os.devnull, "w")
     config = {
+        **DEFAULT_CONFIG,
         "model": "openai/fake",
         "api_key": "k",
         "api_base": llm.url,

@@ -69,7 +69,8 @@ def test_long_conversations_compact_by_themselves_and_keep_tool_pairs(llm, confi
     Path("notes.txt").write_text("lorem ipsum " * 200)
     llm.queue(tool("read_file", {"path": "notes.txt"}), text("read it"))
     llm.queue(text("SUMMARY: the user read notes.txt"), text("answer after compaction"))
-    agent = Agent({**config, "max_context_tokens": 300})
+    llm.usage = {"prompt_tokens": 480, "completion_tokens": 20, "total_tokens": 500}
+    agent = Agent({**config, "max_context_tokens": 300})  # the server says 500 were used
     assert agent.turn("read notes.txt") == 0
     assert agent.turn("what next?") == 0
     summarize, after = llm.requests[2]["body"]["messages"], llm.requests[3]["body"]["messages"]
@@ -86,14 +87,21 @@ def test_long_conversations_compact_by_themselves_and_keep_tool_pairs(llm, confi
     assert agent.messages[-1]["content"] == "answer after compaction"
 
 
-def test_compaction_mid_turn_keeps_the_latest_tool_exchange_verbatim(llm, config, isolated):
+def test_compaction_mid_turn_keeps_the_latest_tool_exchange_verbatim(llm, config, capsys):
     Path("notes.txt").write_text("lorem ipsum " * 200)
     llm.queue(text("hello"), tool("read_file", {"path": "notes.txt"}, "call_9"))
-    llm.queue(text("SUMMARY: greeted"), text("the notes are lorem ipsum"))
+    llm.queue(text("SUMMARY: greeted"), tool("list_files", {}, "call_10"), text("done"))
     agent = Agent({**config, "max_context_tokens": 300})
-    assert agent.turn("hi") == 0 and agent.turn("read notes.txt") == 0
+    assert agent.turn("hi") == 0
+    llm.usage = {"prompt_tokens": 480, "completion_tokens": 20, "total_tokens": 500}
+    assert agent.turn("read notes.txt") == 0
+    assert llm.requests[2]["body"]["messages"][-1]["content"] == PROMPTS["summarize"]
     after = llm.requests[3]["body"]["messages"]
     assert after[0]["role"] == "system" and after[0]["content"].startswith("You are Amas Code")
     assert "SUMMARY: greeted" in after[1]["content"] and after[3]["content"] == "read notes.txt"
     assert after[4]["tool_calls"][0]["id"] == "call_9" and after[5]["tool_call_id"] == "call_9"
     assert "lorem ipsum" in after[5]["content"] and len(after) == 6
+    # still over the limit, but nothing new to summarise: no second summary, no noise
+    assert len(llm.requests) == 5 and len(llm.requests[4]["body"]["messages"]) == 8
+    out = capsys.readouterr().out
+    assert out.count("Compacted") == 1 and "Nothing to compact" not in out
