@@ -13,17 +13,17 @@ NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
 def skills() -> list[dict]:
     """.amas/skills/*.md and <name>/SKILL.md; YAML front matter may give description and triggers."""
     found = []
-    for path in sorted([*SKILLS.glob("*.md"), *SKILLS.glob("*/SKILL.md")]):
+    for path in sorted(p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file()):
         text = path.read_text(errors="replace")
-        head, _, body = text[4:].partition("\n---\n") if text[:4] == "---\n" else ("", "", text)
+        head, _, body = text[4:].partition("\n---\n") if text[:4] == "---\n" else ("", "", "")
         try:
             meta = yaml.safe_load(head) if body else {}
         except yaml.YAMLError:
-            meta, body = {}, text
-        meta = meta if isinstance(meta, dict) else {}
+            meta = {}
+        meta, body = (meta, body) if isinstance(meta, dict) and body else ({}, text)
         name = path.parent.name if path.name == "SKILL.md" else path.stem
         triggers = meta.get("triggers") or re.split(r"[-_ ]+", name)
-        triggers = triggers.split(",") if isinstance(triggers, str) else triggers
+        triggers = triggers if isinstance(triggers, list) else str(triggers).split(",")
         found.append({**meta, "name": name, "triggers": list(map(str, triggers)), "body": body})
     return found
 

@@ -51,16 +51,27 @@ def test_skills_are_included_only_when_the_conversation_matches(llm, config, iso
     write_tree(
         isolated, {".amas/skills/broken.md": "---\ntriggers: [unclosed\n---\nBROKEN-SKILL\n"}
     )
+    write_tree(isolated, {".amas/skills/odd.md": "---\ntriggers: 42\n---\nODD-SKILL\n"})
+    write_tree(
+        isolated,
+        {".amas/skills/docker-compose.md": "---\nno closing line, so no front matter: docker\n"},
+    )
+    (isolated / ".amas/skills/dangling.md").symlink_to(isolated / "missing.md")
     llm.queue(text("ok"), text("ok"))
     agent = Agent(config)
     agent.turn("Please deploy the Docker image")
     system = system_of(llm.requests[0])
     assert "DOCKER-SKILL" in system and "RELEASE-SKILL: tag first." in system
     assert "CSS-SKILL" not in system and "BROKEN-SKILL" not in system and "triggers:" not in system
+    assert "ODD-SKILL" not in system and "no closing line, so no front matter" in system
     agent.command("/skills")
     listed = capsys.readouterr().out
     assert re.search(r"\*\s+docker", listed) and re.search(r"\*\s+release\s+How we ship", listed)
-    assert re.search(r"^\s*css-style", listed, re.M) and "broken" in listed
+    assert (
+        re.search(r"^\s*css-style", listed, re.M)
+        and "broken" in listed
+        and "dangling" not in listed
+    )
     agent.turn("now the CSS style for the header")
     assert "CSS-SKILL" in system_of(llm.requests[1])
 
@@ -105,3 +116,19 @@ def test_compaction_mid_turn_keeps_the_latest_tool_exchange_verbatim(llm, config
     assert len(llm.requests) == 5 and len(llm.requests[4]["body"]["messages"]) == 8
     out = capsys.readouterr().out
     assert out.count("Compacted") == 1 and "Nothing to compact" not in out
+
+
+def test_skills_and_compact_from_the_repl(llm, config, isolated, capsys):
+    from conftest import terminal
+
+    write_tree(
+        isolated, {".amas/skills/pytest.md": "---\ndescription: Test conventions\n---\nUse -q.\n"}
+    )
+    llm.queue(text("tests pass"))
+    with terminal("run pytest please", "/skills", "/compact", "/quit"):
+        Agent(config).repl()
+    out = capsys.readouterr().out
+    assert "Use -q." in system_of(llm.requests[0]) and re.search(
+        r"\*\s+pytest\s+Test conventions", out
+    )
+    assert "Nothing to compact yet." in out and len(llm.requests) == 1
