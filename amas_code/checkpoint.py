@@ -77,11 +77,9 @@ class Checkpoint:
         found = [i for i, sha in enumerate(stack) if commit and sha.startswith(commit)]
         if not found:
             raise Refused(f"{commit} is not an Amas checkpoint here; /checkpoint lists them.")
-        return (
-            self.undo(len(stack) - 1 - found[-1])
-            if found[-1] < len(stack) - 1
-            else "Already there."
-        )
+        if found[-1] == len(stack) - 1:
+            return f"Already at checkpoint {commit}."
+        return self.undo(len(stack) - 1 - found[-1])
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
         stack = self.load()["undo"] if self.repo else []
@@ -145,7 +143,7 @@ class Checkpoint:
 
     def _hash(self, path: str, write: bool = False) -> str | None:
         exists = (self.root / path).is_file()
-        return self.git("hash-object", *["-w"] * write, "--", path) if exists else None
+        return self.git("hash-object", *(["-w"] if write else []), "--", path) if exists else None
 
     def _index(self, path: str) -> list | None:
         return self.git("ls-files", "-s", "--", path).split()[:2] or None
