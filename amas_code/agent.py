@@ -10,10 +10,6 @@ from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
 PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
 
 
-class Stop(Exception):
-    """The turn has to end: the model is looping or keeps sending broken calls."""
-
-
 def message(role: str, content: str, **extra) -> dict:
     return {"role": role, "content": content, **extra}
 
@@ -38,9 +34,9 @@ class Agent:
             self.answer_pending("Interrupted by the user.")
             ui.warning("Interrupted; the conversation so far is kept.")
             return 130
-        except (providers.ProviderError, Stop) as e:
+        except providers.ProviderError as e:
             ui.error(str(e))
-            return getattr(e, "exit_code", 1)
+            return e.exit_code
         return 0
 
     def step(self) -> bool:
@@ -90,12 +86,11 @@ class Agent:
         replies.append(reply)
         if len(replies) == 20:
             ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
-        if len(replies) >= 3 and len(set(replies[-3:])) == 1:
-            raise Stop("The model sent the same reply three times in a row; turn stopped.")
         malformed = any(r.startswith(tools.MALFORMED) for r in results)
         watch["malformed"] = watch["malformed"] + 1 if malformed else 0
-        if watch["malformed"] == 3:
-            raise Stop("Three malformed tool calls in a row; turn stopped (try tool_mode: text).")
+        if replies[-3:] == [reply] * 3 or watch["malformed"] == 3:
+            why = "Three malformed tool calls" if malformed else "The same reply three times"
+            raise providers.ProviderError(f"{why} in a row from the model; turn stopped.")
         for result in results:
             failed = result.startswith(("Error", tools.MALFORMED))
             watch["failures"] = watch["failures"] + 1 if failed else 0

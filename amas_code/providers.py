@@ -14,7 +14,8 @@ CONTEXT = re.compile(r"(?i)context.{0,20}(length|window|limit)|too many tokens|p
 
 
 class ProviderError(Exception):
-    """A model call failed; str() is one line for the user. kind: 'key', 'tools', 'context' or ''."""
+    """A model call failed, or the model is looping; str() is one line for the user.
+    kind: 'key', 'tools', 'context' or ''."""
 
     def __init__(self, message: str, kind: str = ""):
         super().__init__(message)

@@ -127,7 +127,7 @@ def test_the_same_call_three_times_stops_the_turn(llm, config, capsys):
     Path("a.txt").write_text("x")
     llm.queue(*[tool("read_file", {"path": "a.txt"}, f"c{i}") for i in range(5)])
     assert Agent(config).turn("loop") == 1
-    assert len(llm.requests) == 3 and "same reply three times" in capsys.readouterr().out
+    assert len(llm.requests) == 3 and "same reply three times in a row" in capsys.readouterr().out
 
 
 def test_soft_warning_at_20_rounds_but_no_cap(llm, config, capsys):
