@@ -171,6 +171,10 @@ class Agent:
         if not self.compact():
             ui.info("Nothing to compact yet.")
 
+    def cmd_init(self, arg: str):
+        """Map the project's classes and functions into .amas/map.md, which the model then reads."""
+        ui.success(skills.init())
+
     def cmd_skills(self, arg: str):
         """List the skills in .amas/skills; * marks those the conversation has made active."""
         on = [s["name"] for s in skills.active(self.messages)]

@@ -6,7 +6,7 @@ import click
 
 from amas_code import __version__
 
-SUBCOMMANDS = ("undo", "redo", "checkpoint")
+SUBCOMMANDS = ("undo", "redo", "checkpoint", "init")
 LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
 
 
@@ -26,6 +26,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     amas undo [N]        roll back the agent's last N checkpoints
     amas redo            re-apply what the last undo rolled back
     amas checkpoint [H]  list checkpoints, or go back to checkpoint H
+    amas init            map the project's code into .amas/map.md for the model
     """
     from amas_code import config as settings
     from amas_code.agent import Agent

@@ -1,6 +1,10 @@
-"""What the model is told of the project: its rule files and the skills the conversation needs."""
+"""What the model is told of the project: its map, its rule files and the skills the conversation
+needs. `amas init` writes the map with tree-sitter, one grammar wheel per language, loaded on use."""
 
+import functools
+import importlib
 import re
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -8,6 +12,69 @@ import yaml
 PROMPTS = yaml.safe_load(Path(__file__).with_name("prompts.yaml").read_text())
 SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
 NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
+LANGUAGES = yaml.safe_load(Path(__file__).with_name("languages.yaml").read_text())
+MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
+
+
+@functools.cache
+def grammar(language: str) -> tuple:
+    """The tree-sitter parser and definitions query of one language, built on first use."""
+    from tree_sitter import Language, Parser, Query
+
+    module, function = LANGUAGES[language]["grammar"].rsplit(".", 1)
+    lang = Language(getattr(importlib.import_module(module), function)())
+    return Parser(lang), Query(lang, LANGUAGES[language]["query"])
+
+
+def definitions(path: Path, language: str) -> tuple[dict, bool]:
+    """The names a file defines, as {name: {member: {}}}, and whether the file parsed cleanly."""
+    from tree_sitter import QueryCursor
+
+    parser, query = grammar(language)
+    tree = parser.parse(path.read_bytes())
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
+    names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
+    owner, found = {n.parent.id: n for n in names}, {}
+    for node in names:
+        chain, up = [node], node.parent.parent
+        while up:
+            chain, up = ([owner[up.id]] if up.id in owner else []) + chain, up.parent
+        level = found
+        for link in chain:
+            level = level.setdefault(link.text.decode(errors="replace"), {})
+    return found, not tree.root_node.has_error
+
+
+def outline(names: dict) -> str:
+    """{A: {m: {}}, f: {}} as 'A(m), f'."""
+    return ", ".join(k + (f"({outline(v)})" if v else "") for k, v in names.items())
+
+
+def init() -> str:
+    """Map the project's definitions into .amas/map.md; returns a one-line summary."""
+    from amas_code.tools import project_files
+
+    by_extension = {e: lang for lang, spec in LANGUAGES.items() for e in spec["extensions"]}
+    lines, broken, no_grammar = [], [], Counter()
+    for name in project_files("."):
+        language = by_extension.get(Path(name).suffix)
+        no_grammar[Path(name).suffix or name] += not language
+        try:
+            found, clean = definitions(Path(name), language) if language else ([], True)
+            broken += [] if clean else [f"{name} (parse errors; what parsed is mapped)"]
+        except (OSError, ImportError, ValueError) as e:  # unreadable, wheel missing, bad grammar
+            found = []
+            broken.append(f"{name} ({type(e).__name__}: {e})")
+        lines += [f"{name}: {outline(found)}"] if found else []
+    skipped = ", ".join(f"{ext} {n}" for ext, n in no_grammar.most_common() if n)
+    notes = [f"Not mapped, no grammar: {skipped}"] * bool(skipped) + [
+        f"Broken: {b}" for b in broken
+    ]
+    MAP.parent.mkdir(exist_ok=True)
+    MAP.write_text("\n".join(["# Project map (amas init)", *lines, *notes]) + "\n")
+    unmapped = f"{no_grammar.total()} with no grammar, {len(broken)} with errors"
+    return f"Mapped {len(lines)} files into {MAP} ({unmapped})."
 
 
 def skills() -> list[dict]:
@@ -39,8 +106,16 @@ def active(messages: list) -> list[dict]:
 
 
 def system_prompt(messages: list, tools_text: str = "") -> str:
-    """The spec's template, filled in every turn with the rule files and the matching skills."""
+    """The spec's template, filled in every turn with the map, the rule files and the matching
+    skills; the map is cut so that the whole prompt stays under 2000 tokens."""
     rules = [Path(name) for name in RULE_FILES if Path(name).is_file()]
     context = [f"## {path}\n{path.read_text(errors='replace')}" for path in rules]
     context += [f"## Skill: {s['name']}\n{s['body']}" for s in active(messages)]
-    return PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
+    prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
+    room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
+    project_map = MAP.read_text(errors="replace") if MAP.is_file() else ""
+    if len(project_map) > room:
+        project_map = (
+            project_map[: max(room, 0)].rpartition("\n")[0] + "\n[cut; all of it: .amas/map.md]"
+        )
+    return prompt.replace("{map}", project_map.strip())

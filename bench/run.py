@@ -1,5 +1,5 @@
 """Amas Code benchmark: medians of several runs against a loopback scripted server, with the ratios
-issue #8 sets as targets. Uses only the standard library and the project. Run: python bench/run.py"""
+issue #8 sets as targets. Uses only the standard library and the project. Run: python bench/run.py [section ...]"""
 
 import json
 import os
@@ -191,6 +191,19 @@ def bench_checkpoint(cwd: str) -> list[tuple]:
     return [("checkpointed write, 10 000-file repo", (save, None), "", None)]
 
 
+def bench_init(cwd: str) -> list[tuple]:
+    """`amas init` as a whole process over 1000 real source files (the standard library's)."""
+    import sysconfig
+
+    project = Path(cwd, "stdlib-1000")
+    library = Path(sysconfig.get_paths()["stdlib"])
+    for i, source in enumerate(sorted(library.rglob("*.py"))[:1000]):
+        Path(project, f"{i:04}_{source.name}").parent.mkdir(parents=True, exist_ok=True)
+        Path(project, f"{i:04}_{source.name}").write_bytes(source.read_bytes())
+    init = median_pair([run_child([PY, "-m", "amas_code", "init"], str(project)) for _ in range(RUNS)])
+    return [("amas init, 1000 stdlib files", init, "", None)]
+
+
 def fmt(pair) -> str:
     if not pair:
         return ""
@@ -202,8 +215,16 @@ def fmt(pair) -> str:
 def main() -> None:
     llm, work = FakeLLM(), tempfile.mkdtemp()
     subprocess.run(["git", "init", "-q", work], check=True)
-    rows = bench_version(work) + bench_repl(work) + bench_one_shot(llm, work)
-    rows += bench_tools(llm, work) + bench_checkpoint(work)
+    sections = {
+        "version": lambda: bench_version(work),
+        "repl": lambda: bench_repl(work),
+        "one-shot": lambda: bench_one_shot(llm, work),
+        "tools": lambda: bench_tools(llm, work),
+        "init": lambda: bench_init(work),
+        "checkpoint": lambda: bench_checkpoint(work),  # last: it changes directory
+    }
+    chosen = sys.argv[1:] or list(sections)  # e.g. `python bench/run.py init one-shot`
+    rows = [row for name in chosen for row in sections[name]()]
     print(
         f"Amas Code benchmark · {time.strftime('%Y-%m-%d')} · {os.cpu_count()} cores · {RUNS} runs, medians"
     )
@@ -214,10 +235,11 @@ def main() -> None:
         extra += f"  (RSS +{ours[1] - base[1]:.1f} MiB)" if base and base[1] else ""
         print(f"{name:40} {fmt(ours):>18}   {base_name:20} {fmt(base):>16} {ratio:>6}{extra}")
     cpu = {k: statistics.median(v) for k, v in CPU.items() if k}
-    ratio = cpu["amas"] / cpu["bare"]
-    print(
-        f"one-shot CPU (user+sys): amas {cpu['amas']:.2f} s, bare {cpu['bare']:.2f} s, {ratio:.3f}"
-    )
+    if "amas" in cpu:
+        ratio = cpu["amas"] / cpu["bare"]
+        print(f"one-shot CPU (user+sys): amas {cpu['amas']:.2f} s, bare {cpu['bare']:.2f} s, {ratio:.3f}")
+    budget = subprocess.run([PY, str(ROOT / ".ci/budget.py"), str(ROOT / "amas_code")], capture_output=True, text=True)
+    print(budget.stdout.splitlines()[0])
     llm.close()
 
 
