@@ -15,7 +15,7 @@ from amas_code.config import DEFAULT_CONFIG
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
-MAX_READ, MAX_OUTPUT, MAX_HITS = 50_000, 30_000, 200
+MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH = 50_000, 30_000, 200, 2_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 FENCED, TAGGED = r"```(?:json)?\s*(\{.*?\})\s*```", r"<function(?:=|>)\s*(\w+)>?\s*(\{.*?\})\s*<"
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
@@ -205,4 +205,47 @@ def search_files(pattern: str, path: str = ".") -> str:
     return "\n".join(hits[:MAX_HITS]) + more if hits else f"No matches for {pattern!r} in {path}."
 
 
+def search_google(query: str) -> str:
+    """Search the web with Google; returns numbered titles, URLs and descriptions."""
+    from googlesearch import search
+    from requests import RequestException
+
+    try:
+        timeout = STATE["config"].get("web_timeout", 10)
+        found = list(search(query, num_results=8, advanced=True, timeout=timeout))
+    except RequestException as e:
+        why = re.split(r" for url|: Max retries", str(e))[0]  # drop the long query URL
+        raise ToolError(f"web search failed: {type(e).__name__}: {why}") from None
+    lines = [f"{i}. {r.title}\n   {r.url}\n   {r.description}" for i, r in enumerate(found, 1)]
+    return "\n".join(lines) or f"No results for {query!r} (or Google refused to answer)."
+
+
+def fetch_url(url: str) -> str:
+    """Fetch a URL over HTTP(S): HTML comes back as Markdown, other text as it is."""
+    import httpx
+
+    try:
+        timeout = STATE["config"].get("web_timeout", 10)
+        with httpx.stream("GET", url, follow_redirects=True, timeout=timeout) as response:
+            body = b""
+            for chunk in response.raise_for_status().iter_bytes():
+                if len(body := body + chunk) > MAX_FETCH:
+                    break
+    except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
+        raise ToolError(f"{url}: {(str(e) or type(e).__name__).splitlines()[0]}") from None
+    kind = response.headers.get("content-type", "")
+    if not re.search(r"text|json|xml|javascript|yaml", kind):
+        return (
+            f"{response.url} sent {len(body)} bytes of {kind or 'unlabelled'} content; not shown."
+        )
+    text = body.decode(response.encoding, errors="replace")
+    if "html" in kind:
+        from markdownify import markdownify  # drops <script> and <style>
+
+        text = markdownify(text, heading_style="ATX")
+    return clip(text.strip(), MAX_READ)
+
+
 register(read_file, write_file, create_file, edit_file, shell_command, search_files, list_files)
+register(search_google, fetch_url)
+from amas_code import browser, mac  # noqa: E402,F401  (they register their own tools)

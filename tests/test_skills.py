@@ -31,7 +31,7 @@ def test_rules_agents_md_and_claude_md_reach_the_model_every_turn(llm, config, i
     agent.turn("again")
     first, second = system_of(llm.requests[0]), system_of(llm.requests[1])
     assert first.startswith("You are Amas Code") and "## Context & Rules" in first
-    assert "browser_" not in first  # no tools the model does not have (they come with issue 5)
+    assert "# Browser Control & Web Interaction" in first and "never type" in first.lower()
     for expected in ("Always use tabs.", "Run `make check`.", "Never touch vendor/."):
         assert expected in first
     assert "Always use spaces." in second and "Always use tabs." not in second

@@ -1,0 +1,124 @@
+"""The browser tools: one Chromium per session over playwright's sync API, started on first use and
+closed at exit. playwright is imported only then; a task that never browses never loads it."""
+
+import atexit
+import functools
+import shutil
+import time
+from pathlib import Path
+
+from amas_code import tools
+from amas_code.tools import STATE, ToolError
+
+BROWSERS = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+)
+QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
+NO_BROWSER = (
+    "No browser found: install Chromium (apt install chromium, brew install --cask chromium), \
+set browser_path in ~/.config/amas/config.yaml, or run `playwright install chromium`."
+)
+
+
+class Browser:
+    """The session's browser and its one page."""
+
+    def __init__(self, config: dict):
+        from playwright.sync_api import Error, sync_playwright
+
+        self.playwright = sync_playwright().start()
+        path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
+        try:  # no path: playwright's own browser, if `playwright install` was run
+            self.browser = self.playwright.chromium.launch(
+                executable_path=path, headless=config.get("browser_headless", True), args=QUIET
+            )
+        except Error:
+            self.playwright.stop()
+            raise ToolError(NO_BROWSER) from None
+        self.page = self.browser.new_page()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        self.browser.close()
+        self.playwright.stop()
+
+
+@functools.cache
+def page():
+    """The page of the session's browser, started on first use."""
+    return Browser(STATE["config"]).page
+
+
+def browser_tool(function):
+    """playwright's errors (timeouts, bad selectors, closed pages) go back to the model as one line."""
+
+    @functools.wraps(function)
+    def run(**kwargs) -> str:
+        from playwright.sync_api import Error
+
+        try:
+            return function(**kwargs)
+        except Error as e:
+            raise ToolError(str(e).strip().splitlines()[0]) from None
+
+    return run
+
+
+def locate(what: str, field: bool = False):
+    """The first element a person would call `what`: by label or placeholder for a field, else by
+    a button's or link's name or visible text; failing those, `what` is a CSS selector."""
+    p = page()
+    ways = (p.get_by_label, p.get_by_placeholder) if field else (p.get_by_role, p.get_by_text)
+    for way in ways:
+        found = (
+            way("button", name=what).or_(way("link", name=what))
+            if way == p.get_by_role
+            else way(what)
+        )
+        if found.count():
+            return found.first
+    return p.locator(what).first
+
+
+@browser_tool
+def browser_navigate(url: str) -> str:
+    """Open a URL in the browser; returns the page's title. Read it with browser_get_text."""
+    response = page().goto(url, wait_until="domcontentloaded")
+    status = f" (HTTP {response.status})" if response and response.status >= 400 else ""
+    return f"Opened {page().url}{status}: {page().title()!r}"
+
+
+@browser_tool
+def browser_click(selector_or_text: str) -> str:
+    """Click an element, found by its visible text (preferred) or a CSS selector."""
+    locate(selector_or_text).click(timeout=5000)
+    page().wait_for_load_state()
+    return f"Clicked {selector_or_text!r}; the page is {page().url}"
+
+
+@browser_tool
+def browser_type(selector: str, text: str) -> str:
+    """Type text into an input found by its label, placeholder or a CSS selector (replaces its value)."""
+    locate(selector, field=True).fill(text, timeout=5000)
+    return f"Typed {len(text)} characters into {selector!r}."
+
+
+@browser_tool
+def browser_get_text() -> str:
+    """The visible text of the current page."""
+    return tools.clip(page().inner_text("body"), tools.MAX_READ) or "(the page shows no text)"
+
+
+@browser_tool
+def browser_screenshot() -> str:
+    """Save a screenshot of the current page under .amas/screenshots/; returns its path."""
+    path = Path(".amas", "screenshots", time.strftime("%Y%m%d-%H%M%S.png"))
+    page().screenshot(path=path)
+    return f"Screenshot saved to {path}"
+
+
+tools.register(browser_navigate, browser_click, browser_type, browser_get_text, browser_screenshot)
