@@ -30,6 +30,7 @@ class Browser:
     def __init__(self, config: dict):
         from playwright.sync_api import Error, sync_playwright
 
+        tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
         self.playwright = sync_playwright().start()
         path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
         try:  # no path: playwright's own browser, if `playwright install` was run
@@ -53,21 +54,6 @@ def page():
     return Browser(STATE["config"]).page
 
 
-def browser_tool(function):
-    """playwright's errors (timeouts, bad selectors, closed pages) go back to the model as one line."""
-
-    @functools.wraps(function)
-    def run(**kwargs) -> str:
-        from playwright.sync_api import Error
-
-        try:
-            return function(**kwargs)
-        except Error as e:
-            raise ToolError(str(e).strip().splitlines()[0]) from None
-
-    return run
-
-
 def locate(what: str, field: bool = False):
     """The first element a person would call `what`: by label or placeholder for a field, else by
     a button's or link's name or visible text; failing those, `what` is a CSS selector."""
@@ -84,7 +70,6 @@ def locate(what: str, field: bool = False):
     return p.locator(what).first
 
 
-@browser_tool
 def browser_navigate(url: str) -> str:
     """Open a URL in the browser; returns the page's title. Read it with browser_get_text."""
     response = page().goto(url, wait_until="domcontentloaded")
@@ -92,7 +77,6 @@ def browser_navigate(url: str) -> str:
     return f"Opened {page().url}{status}: {page().title()!r}"
 
 
-@browser_tool
 def browser_click(selector_or_text: str) -> str:
     """Click an element, found by its visible text (preferred) or a CSS selector."""
     locate(selector_or_text).click(timeout=5000)
@@ -100,20 +84,17 @@ def browser_click(selector_or_text: str) -> str:
     return f"Clicked {selector_or_text!r}; the page is {page().url}"
 
 
-@browser_tool
 def browser_type(selector: str, text: str) -> str:
     """Type text into an input found by its label, placeholder or a CSS selector (replaces its value)."""
     locate(selector, field=True).fill(text, timeout=5000)
     return f"Typed {len(text)} characters into {selector!r}."
 
 
-@browser_tool
 def browser_get_text() -> str:
     """The visible text of the current page."""
     return tools.clip(page().inner_text("body"), tools.MAX_READ) or "(the page shows no text)"
 
 
-@browser_tool
 def browser_screenshot() -> str:
     """Save a screenshot of the current page under .amas/screenshots/; returns its path."""
     path = Path(".amas", "screenshots", time.strftime("%Y%m%d-%H%M%S.png"))

@@ -1,5 +1,6 @@
 """The model's tools: TOOLS holds their schemas, HANDLERS the functions; run() never raises."""
 
+import ast
 import inspect
 import json
 import os
@@ -17,9 +18,10 @@ HANDLERS: dict = {}
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH = 50_000, 30_000, 200, 2_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
-FENCED, TAGGED = r"```(?:json)?\s*(\{.*?\})\s*```", r"<function(?:=|>)\s*(\w+)>?\s*(\{.*?\})\s*<"
+NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
+THINKING = re.compile(r"^.*</think>|<think>.*", re.S)  # closed, unopened (R1) or cut-off reasoning
+MARKUP = r"(?:<[^<>]*>|\[\w+\]|json|[^\w<\[])*$"  # between a name and its JSON: >, [ARGS], <｜tool▁sep｜>, ```json
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
-TEXT_CALL = re.compile(f"{FENCED}|{TAGGED}/function>", re.S)
 DESTRUCTIVE = re.compile(
     r"\brm\s[^;&|]*(-\w*[rR]|--recursive)|\bgit\s+(reset\s+--hard|clean|checkout\s+(--\s+)?\.)"
     r"|\bgit\s+push\b[^;&|]*(\s-f\b|--force)|\bdd\s|\bmkfs|\bch(mod|own)\s[^;&|]*(-\w*R|--recursive)"
@@ -29,6 +31,9 @@ DESTRUCTIVE = re.compile(
 
 class ToolError(Exception):
     """A tool cannot do what was asked; run() hands the message to the model."""
+
+
+REPORTED: tuple = (ToolError, re.error)  # errors whose message run() gives the model as its result
 
 
 def register(*handlers) -> None:
@@ -55,25 +60,45 @@ def run(name: str, args: dict | str) -> str:
         return f"{MALFORMED} bad arguments for {name}: {e}"
     except OSError as e:
         return f"Error: {e.strerror or e}: {e.filename or name}"
-    except (ToolError, re.error) as e:
-        return f"Error: {e}"
+    except REPORTED as e:
+        return f"Error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
 
 
 def text_calls(text: str) -> list[dict]:
-    """Tool calls written as text: a fenced JSON block {"tool"/"name": …, "args"/"arguments": …},
-    <function=name>{…}</function> or <function>name{…}</function>."""
-    calls = []
-    for block, name, args in TEXT_CALL.findall(text or ""):
+    """Tool calls written as text, in any family's format, never inside <think>. Each JSON object (or
+    list of them) naming a known tool under a usual key: Hermes/Qwen <tool_call>, Llama {"name",
+    "parameters"}, Mistral [TOOL_CALLS] [...], fenced blocks, bare. Or JSON arguments right after a tool's
+    name: <function=name>{…}, Mistral name[ARGS]{…}, DeepSeek name<｜tool▁sep｜>```json {…}```. Failing
+    those, Python calls name(key=value), as Llama 3.2 and Gemma's tool_code write them."""
+    text, found, end = THINKING.sub("", text or ""), [], 0
+    names = "|".join(HANDLERS)
+    for start in (m.start() for m in re.finditer(r"[{\[]", text) if m.start() >= end):
         try:
-            data = json.loads(block) if block else {"tool": name, "args": args}
+            data, end = json.JSONDecoder().raw_decode(text, start)
         except json.JSONDecodeError:
             continue
-        data = data if isinstance(data, dict) else {}
-        name, args = data.get("tool") or data.get("name"), data.get("args", data.get("arguments"))
-        function = {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}
-        if name in HANDLERS:
-            calls.append({"id": f"text_{len(calls)}", "type": "function", "function": function})
-    return calls
+        for item in data if isinstance(data, list) else [data]:
+            item = item.get("function", item) if isinstance(item, dict) else {}  # OpenAI's shape
+            name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
+            args = next((item[k] for k in ARG_KEYS if k in item), {})
+            if name is None and (before := re.search(rf"\b({names}){MARKUP}", text[:start])):
+                name, args = before[1], item
+            found += [(name, args)] if name in HANDLERS and isinstance(args, (dict, str)) else []
+    if not found:
+        found = [(m[1], python_call(text, m.start())) for m in re.finditer(rf"\b({names})\(", text)]
+    calls = [{"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)} for n, a in found]
+    return [{"id": f"text_{i}", "type": "function", "function": c} for i, c in enumerate(calls)]
+
+
+def python_call(text: str, start: int) -> dict:
+    """The keyword arguments of the call written at text[start:], as literals; {} when it is not one."""
+    for end in (i + 1 for i, char in enumerate(text) if char == ")" and i > start):
+        try:
+            call = ast.parse(text[start:end], mode="eval").body
+            return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        except (SyntaxError, ValueError, AttributeError):
+            continue
+    return {}
 
 
 def describe() -> str:

@@ -19,7 +19,15 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 show_command = partial(_say, "$", "bold magenta")
-stream, end_stream = partial(console.print, end="", markup=False), console.print
+end_stream = console.print
+_thinking = False
+
+
+def stream(piece: str) -> None:
+    """One streamed piece of an answer; reasoning between <think> and </think> shows dimmed."""
+    global _thinking
+    _thinking = ("<think>" in piece or _thinking) and "</think>" not in piece
+    console.print(piece, end="", markup=False, style="dim" if _thinking else None)
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
@@ -62,7 +70,7 @@ def ask(message: str) -> str:
         from prompt_toolkit import PromptSession
 
         _session = PromptSession()
-    return _session.prompt(message)
+    return _session.prompt(message, in_thread=True)  # beside the loop playwright keeps running
 
 
 def confirm(question: str) -> bool:

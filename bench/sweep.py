@@ -7,6 +7,7 @@ The first spec is the baseline of the ratio column. Venvs live in $AMAS_SWEEP_DI
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -20,14 +21,18 @@ HOME = Path(os.environ.get("AMAS_SWEEP_DIR", Path.home() / ".cache" / "amas-swee
 TOOLS = json.dumps([{"type": "function", "function": {"name": "read_file", "parameters": {}}}])
 
 
-def venv(spec: str) -> Path:
-    """A venv holding exactly `spec` (e.g. "litellm==1.83.14 openai==2.24.0"), made once."""
+def venv(spec: str) -> Path | None:
+    """A venv holding exactly `spec` (e.g. "litellm==1.83.14 openai==2.24.0"), made once; None when
+    pip cannot install it here."""
     where = HOME / spec.replace(" ", "_").replace("==", "-")
     python = where / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
         pip = [str(python), "-m", "pip", "install", "-q", *spec.split()]
-        subprocess.run(pip, check=True, stdout=subprocess.DEVNULL)
+        if subprocess.run(pip, capture_output=True).returncode:
+            shutil.rmtree(where)
+            print(f"{spec}: pip cannot install it here; left out", file=sys.stderr)
+            return None
     return python
 
 
@@ -37,7 +42,8 @@ def installed(python: Path, name: str) -> str:
 
 
 def main(specs: list[str]) -> None:
-    pythons = {spec: venv(spec) for spec in specs}
+    pythons = {spec: python for spec in specs if (python := venv(spec))}
+    specs = list(pythons)
     llm, samples = FakeLLM(), {spec: [] for spec in specs}
     for _ in range(RUNS):
         for spec, python in pythons.items():  # interleaved: machine noise hits every release alike

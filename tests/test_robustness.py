@@ -21,30 +21,70 @@ def last_user(request: dict) -> str:
     return [m for m in request["body"]["messages"] if m["role"] == "user"][-1]["content"]
 
 
-@pytest.mark.parametrize(
-    "written",
-    [
-        '```json\n{"tool": "read_file", "args": {"path": "a.txt"}}\n```',
-        'Let me look.\n```\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n```',
-        '<function=read_file>{"path": "a.txt"}</function>',
-        '<function>read_file{"path": "a.txt"}</function>',
-    ],
-)
-def test_text_written_tool_calls_run_in_text_mode(llm, config, written):
+WRITTEN = {
+    "fenced tool/args (our text-mode prompt)": '```json\n{"tool": "read_file", "args": {"path": "a.txt"}}\n```',
+    "fenced name/arguments": 'Let me look.\n```\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n```',
+    "Hermes, Qwen 2.5/3": '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>',
+    "Llama 3.x JSON": '<|python_tag|>{"name": "read_file", "parameters": {"path": "a.txt"}}',
+    "Llama 3.x bare JSON": '{"type": "function", "name": "read_file", "parameters": {"path": "a.txt"}}',
+    "Llama 3.1 custom, functionary": '<function=read_file>{"path": "a.txt"}</function>',
+    "TARS": '<function>read_file{"path": "a.txt"}</function>',
+    "Llama 3.2/4 pythonic": '[read_file(path="a.txt")]',
+    "Gemma tool_code": '```tool_code\nread_file(path="a.txt")\n```',
+    "Mistral v3 [TOOL_CALLS] list": '[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.txt"}, '
+    '"id": "a1b2c3d4e"}]',
+    "Mistral v11 [ARGS]": '[TOOL_CALLS]read_file[ARGS]{"path": "a.txt"}',
+    "DeepSeek V3/R1": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n"
+    '```json\n{"path": "a.txt"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "DeepSeek V3.1": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": "a.txt"}'
+    "<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+    "Phi-4, Granite, arguments as a string": '<|tool_call|>[{"name": "read_file", "arguments": '
+    '"{\\"path\\": \\"a.txt\\"}"}]',
+    "Command R": 'Action: ```json\n[{"tool_name": "read_file", "parameters": {"path": "a.txt"}}]\n```',
+    "R1 reasoning first": 'I should read it.</think>\n{"name": "read_file", "arguments": {"path": "a.txt"}}',
+}
+
+
+@pytest.mark.parametrize("written", WRITTEN.values(), ids=WRITTEN.keys())
+@pytest.mark.parametrize("mode", ["text", "auto"])
+def test_text_written_tool_calls_run_in_text_mode(llm, config, written, mode):
     Path("a.txt").write_text("alpha\n")
     llm.queue(text(written), text("It says alpha."))
-    assert Agent({**config, "tool_mode": "text"}).turn("read a.txt") == 0
+    assert Agent({**config, "tool_mode": mode}).turn("read a.txt") == 0
     first, second = (r["body"] for r in llm.requests)
-    assert "tools" not in first and "Available tools:" in first["messages"][0]["content"]
-    assert (
-        second["messages"][-1]["content"].startswith(RESULTS)
-        and "alpha" in second["messages"][-1]["content"]
-    )
+    assert ("tools" in first) == (mode == "auto")
+    assert (mode == "auto") or "Available tools:" in first["messages"][0]["content"]
+    result = second["messages"][-1]["content"]
+    assert result.startswith(RESULTS) and "read_file:    1 | alpha" in result
 
 
 def test_text_calls_ignore_json_that_is_not_a_tool_call():
     assert amas_tools.text_calls('```json\n{"name": "my-package", "version": "1.0"}\n```') == []
     assert amas_tools.text_calls("```json\n[1, 2]\n```\n```json\n{broken\n```") == []
+    prose = 'The config is {"path": "a.txt", "mode": 1} and print(path="x") is Python.'
+    assert amas_tools.text_calls(prose) == []
+    assert amas_tools.text_calls('{"name": "rm_everything", "arguments": {}}') == []  # unknown
+
+
+def test_a_call_written_inside_think_never_runs(llm, config):
+    thinking = '<think>Maybe <tool_call>{"name": "shell_command", "arguments": {"command": "touch x"}}'
+    thinking += "</tool_call>? No.</think>The answer is 4."
+    llm.queue(text(thinking))
+    assert Agent({**config, "tool_mode": "text", "auto_accept": True}).turn("2+2?") == 0
+    assert len(llm.requests) == 1 and not Path("x").exists()
+    assert amas_tools.text_calls('<think>{"name": "list_files", "arguments": {}}') == []  # cut off
+
+
+def test_native_calls_win_over_written_ones(llm, config):
+    Path("a.txt").write_text("alpha\n")
+    reply = text('<tool_call>{"name": "list_files", "arguments": {}}</tool_call>') + tool(
+        "read_file", {"path": "a.txt"}
+    )
+    llm.queue(reply, text("done"))
+    assert Agent(config).turn("read a.txt") == 0
+    second = llm.requests[1]["body"]["messages"]
+    assert [m["content"] for m in second if m["role"] == "tool"] == ["   1 | alpha"]
+    assert not any(str(m["content"]).startswith(RESULTS) for m in second)
 
 
 def test_auto_mode_offers_native_tools_and_runs_text_calls_too(llm, config):
@@ -348,3 +388,18 @@ def test_yolo_flag_and_pinned_litellm():
     assert "--yolo" in amas("--help").stdout
     pyproject = (Path(__file__).parent.parent / "pyproject.toml").read_text()
     assert "!=1.82.7" in pyproject and "!=1.82.8" in pyproject
+
+
+def test_reasoning_streams_dimmed(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from amas_code import ui
+
+    screen = io.StringIO()
+    monkeypatch.setattr(ui, "console", Console(file=screen, force_terminal=True, highlight=False))
+    for piece in ("<think>", "weighing it", "</think>", "The answer"):
+        ui.stream(piece)
+    assert "\x1b[2mweighing it\x1b[0m" in screen.getvalue()
+    assert "\x1b[2mThe answer" not in screen.getvalue() and "The answer" in screen.getvalue()

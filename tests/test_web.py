@@ -112,6 +112,18 @@ def test_browser_fills_a_form_clicks_and_reads_the_answer(site, isolated):
     assert missing.startswith("Error: ") and "\n" not in missing
 
 
+@needs_chromium
+def test_the_repl_prompt_still_works_once_the_browser_runs(site, config, capsys):
+    from conftest import terminal
+
+    from amas_code.agent import Agent
+
+    tools.run("browser_navigate", {"url": f"{site}/form.html"})  # playwright keeps an event loop
+    with terminal("/skills", "/quit"):
+        Agent(config).repl()
+    assert "No skills in .amas/skills yet." in capsys.readouterr().out
+
+
 def test_a_task_without_the_browser_never_imports_playwright(llm, isolated):
     llm.queue(tool("fetch_url", {"url": "http://127.0.0.1:1/"}), text("done"))
     script = (
