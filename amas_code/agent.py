@@ -26,7 +26,7 @@ class Agent:
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
-        self.watch = {"malformed": 0, "failures": 0, "replies": []}
+        self.replies = []
         try:
             while self.step():
                 pass
@@ -52,7 +52,11 @@ class Agent:
         if calls and not native:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
-        self.check(json.dumps([reply["content"], [c["function"] for c in calls]]), results)
+        self.replies.append(json.dumps([reply["content"], [c["function"] for c in calls]]))
+        if len(self.replies) == 20:
+            ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
+        if self.replies[-3:] == self.replies[-1:] * 3:  # a loop: the same reply three times
+            raise providers.ProviderError("The same reply three times in a row; turn stopped.")
         return bool(calls)
 
     def call(self, messages: list, on_chunk=None) -> dict:
@@ -64,39 +68,20 @@ class Agent:
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         return reply
 
-    def query(self, compacted: bool = False) -> dict:
-        if not compacted and self.used > self.config["max_context_tokens"]:
-            compacted = self.compact()
+    def query(self) -> dict:
+        if self.used > self.config["max_context_tokens"]:
+            self.compact()
         try:
             reply = self.call(self.messages, ui.stream)
         except providers.ProviderError as e:
-            if e.kind == "tools" and self.mode == "auto":
-                self.mode = "text"
-                ui.warning("The model refused native tool calls; switching to text tool calls.")
-            elif e.kind != "context" or compacted or not self.compact():
+            if e.kind != "tools" or self.mode != "auto":
                 raise
-            return self.query(compacted=True)
+            self.mode = "text"
+            ui.warning("The model refused native tool calls; switching to text tool calls.")
+            return self.query()
         if reply["content"]:
             ui.end_stream()
         return reply
-
-    def check(self, reply: str, results: list[str]) -> None:
-        """Stop loops and broken calls; after repeated failures tell the model to ask the user."""
-        watch, replies = self.watch, self.watch["replies"]
-        replies.append(reply)
-        if len(replies) == 20:
-            ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
-        malformed = any(r.startswith(tools.MALFORMED) for r in results)
-        watch["malformed"] = watch["malformed"] + 1 if malformed else 0
-        if replies[-3:] == [reply] * 3 or watch["malformed"] == 3:
-            why = "Three malformed tool calls" if malformed else "The same reply three times"
-            raise providers.ProviderError(f"{why} in a row from the model; turn stopped.")
-        for result in results:
-            failed = result.startswith(("Error", tools.MALFORMED))
-            watch["failures"] = watch["failures"] + 1 if failed else 0
-        if watch["failures"] >= self.config.get("max_retries", 3):
-            watch["failures"] = 0
-            self.messages.append(message("user", PROMPTS["ask_user"]))
 
     def compact(self) -> bool:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
@@ -118,6 +103,7 @@ class Agent:
         name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
         result = config.redact(tools.run(name, args), self.config)
+        result = result.encode(errors="replace").decode()  # a non-UTF-8 file name, say
         ui.show_result(result)
         return result
 
@@ -174,15 +160,6 @@ class Agent:
     def cmd_init(self, arg: str):
         """Map the project's classes and functions into .amas/map.md, which the model then reads."""
         ui.success(skills.init())
-
-    def cmd_skills(self, arg: str):
-        """List the skills in .amas/skills; * marks those the conversation has made active."""
-        on = [s["name"] for s in skills.active(self.messages)]
-        rows = [
-            ("*" * (s["name"] in on), s["name"], str(s.get("description", "")))
-            for s in skills.skills()
-        ]
-        return ui.show_table(rows) if rows else ui.info("No skills in .amas/skills yet.")
 
     def cmd_undo(self, arg: str):
         """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""

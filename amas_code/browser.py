@@ -10,18 +10,9 @@ from pathlib import Path
 from amas_code import tools
 from amas_code.tools import STATE, ToolError
 
-BROWSERS = (
-    "chromium",
-    "chromium-browser",
-    "google-chrome",
-    "google-chrome-stable",
-    "chrome",
-)
+BROWSERS = "chromium chromium-browser google-chrome google-chrome-stable chrome".split()
 QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
-NO_BROWSER = (
-    "No browser found: install Chromium (apt install chromium, brew install --cask chromium), \
-set browser_path in ~/.config/amas/config.yaml, or run `playwright install chromium`."
-)
+NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or set browser_path."
 
 
 class Browser:
@@ -41,11 +32,8 @@ class Browser:
             self.playwright.stop()
             raise ToolError(NO_BROWSER) from None
         self.page = self.browser.new_page()
-        atexit.register(self.close)
-
-    def close(self) -> None:
-        self.browser.close()
-        self.playwright.stop()
+        atexit.register(self.playwright.stop)  # atexit runs last-in first-out: the browser first
+        atexit.register(self.browser.close)
 
 
 @functools.cache
@@ -54,17 +42,12 @@ def page():
     return Browser(STATE["config"]).page
 
 
-def locate(what: str, field: bool = False):
-    """The first element a person would call `what`: by label or placeholder for a field, else by
-    a button's or link's name or visible text; failing those, `what` is a CSS selector."""
+def locate(what: str):
+    """The first element a person would call `what`: by a field's label or placeholder, a button's
+    or link's name, or its visible text; failing those, `what` is a CSS selector."""
     p = page()
-    ways = (p.get_by_label, p.get_by_placeholder) if field else (p.get_by_role, p.get_by_text)
-    for way in ways:
-        found = (
-            way("button", name=what).or_(way("link", name=what))
-            if way == p.get_by_role
-            else way(what)
-        )
+    by_role = [p.get_by_role(role, name=what) for role in ("button", "link")]
+    for found in [p.get_by_label(what), p.get_by_placeholder(what), *by_role, p.get_by_text(what)]:
         if found.count():
             return found.first
     return p.locator(what).first
@@ -73,8 +56,7 @@ def locate(what: str, field: bool = False):
 def browser_navigate(url: str) -> str:
     """Open a URL in the browser; returns the page's title. Read it with browser_get_text."""
     response = page().goto(url, wait_until="domcontentloaded")
-    status = f" (HTTP {response.status})" if response and response.status >= 400 else ""
-    return f"Opened {page().url}{status}: {page().title()!r}"
+    return f"Opened {page().url} (HTTP {response and response.status}): {page().title()!r}"
 
 
 def browser_click(selector_or_text: str) -> str:
@@ -86,7 +68,7 @@ def browser_click(selector_or_text: str) -> str:
 
 def browser_type(selector: str, text: str) -> str:
     """Type text into an input found by its label, placeholder or a CSS selector (replaces its value)."""
-    locate(selector, field=True).fill(text, timeout=5000)
+    locate(selector).fill(text, timeout=5000)
     return f"Typed {len(text)} characters into {selector!r}."
 
 

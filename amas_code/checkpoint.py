@@ -11,9 +11,13 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
+from amas_code import ui
+
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
 ME = (("NAME", "Amas Code"), ("EMAIL", "amas@localhost"))
 RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
+WHY = "a merge, rebase, cherry-pick, revert or other git command is under way"
+BUSY = "index.lock MERGE_HEAD rebase-merge rebase-apply CHERRY_PICK_HEAD REVERT_HEAD".split()
 IDENTITY = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in ME}
 
 
@@ -38,18 +42,28 @@ class Checkpoint:
 
     def before(self, path: Path) -> dict | None:
         """The file's bytes and index entry before the agent writes it; None: no checkpoint."""
-        if not self.repo:
-            return None
+        if not self.repo or self.busy():
+            return self.repo and {"busy": self.busy()}
         try:
-            rel = Path(path).resolve().relative_to(self.root).as_posix()
-        except ValueError:
+            rel = Path(os.path.realpath(path)).relative_to(self.root).as_posix()
+            if rel.startswith(".git/") or self.repo.ignored(rel):  # never commit what is ignored
+                return None
+            return {"path": rel, "before": self._hash(rel, write=True), "index": self._index(rel)}
+        except (ValueError, GitCommandError):  # outside the work tree, or inside a submodule
             return None
-        if rel.startswith(".git/") or self.repo.ignored(rel):  # never commit what the user ignores
-            return None
-        return {"path": rel, "before": self._hash(rel, write=True), "index": self._index(rel)}
+
+    def busy(self) -> str:
+        """Why git's state must not be moved now (a merge, rebase, ... or a lock), or ''."""
+        found = [name for name in BUSY if Path(self.repo.git_dir, name).exists()]
+        return f".git/{found[0]} exists: {WHY}" if found else ""
 
     def save(self, before: dict, message: str) -> str:
         """Commit the agent's change; returns a note for the model when git refused."""
+        if "busy" in before:  # committing now would tangle with the user's merge or rebase
+            ui.warning(
+                f"No checkpoint for this change, so /undo cannot take it back: {before['busy']}."
+            )
+            return f" No checkpoint was made: {before['busy']}."
         path, head, message = before["path"], self._head(), f"[amas] {message}"
         try:
             after = self._hash(path, write=True)
@@ -86,8 +100,8 @@ class Checkpoint:
         return [(r["commit"][:7], r["time"], r["message"]) for r in stack[::-1][:n]]
 
     def _repeat(self, n: int | str, undo: bool) -> str:
-        if not self.repo:
-            raise Refused(NO_REPO)
+        if not self.repo or self.busy():
+            raise Refused(f"{self.busy()}; finish it, then try again." if self.repo else NO_REPO)
         if not str(n).isdigit() or not int(n):
             raise Refused(f"Expected a number of checkpoints, not {n!r}.")
         done, verb = [], "Undid" if undo else "Redid"
@@ -109,14 +123,14 @@ class Checkpoint:
         at, to = (rec["commit"], rec["parent"]) if undo else (rec["parent"], rec["commit"])
         self._check(rec, at, undo)
         blob, entry = (rec["before"], rec["index"]) if undo else (rec["after"], rec["entry"])
-        target = self.root / rec["path"]
+        target, data = self.root / rec["path"], blob and self.git("cat-file", "blob", blob, **RAW)
+        self._update_index({rec["path"]: entry})  # git first: if it fails, nothing has changed
+        self._move(to, at)
         if blob:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(self.git("cat-file", "blob", blob, **RAW))
+            target.write_bytes(data)
         else:
             target.unlink(missing_ok=True)
-        self._update_index({rec["path"]: entry})
-        self._move(to, at)
         other.append(stack.pop())
         self.store(state)
         return f"{rec['commit'][:7]} {rec['path']}"
@@ -124,13 +138,13 @@ class Checkpoint:
     def _check(self, rec: dict, at: str | None, undo: bool) -> None:
         head, short = self._head(), rec["commit"][:7]
         if head != at and undo:
-            merge = head and len(self.repo.commit(head).parents) > 1
-            kind = "a merge commit" if merge else "not an Amas checkpoint"
-            raise Refused(f"HEAD {(head or '')[:7]} is {kind}, made after {short}; it stays as is.")
+            raise Refused(f"HEAD {(head or '')[:7]} was committed after {short}; it stays as is.")
         if head != at:
             raise Refused("HEAD has moved since the undo, so a redo would rewrite newer history.")
         if undo and self.git("branch", "-r", "--contains", head):
             raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
+        if self.git("ls-files", "-u", "--", rec["path"]):
+            raise Refused(f"{rec['path']} has merge conflicts; resolve them first, nothing undone.")
         if self._hash(rec["path"]) != (rec["after"] if undo else rec["before"]):
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 

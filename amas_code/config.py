@@ -20,22 +20,23 @@ def read_yaml(path: Path) -> dict:
 
 DEFAULT_CONFIG = read_yaml(Path(__file__).with_name("defaults.yaml"))
 PERSONAL = ("api_base", "auto_accept", "yolo")  # a cloned repository's config may not set these
+SECRET, MASK = re.compile("key|token|secret|password"), "***"
 
 
 def load(root: str = ".", overrides: dict | None = None) -> dict:
     """Defaults < user config < project config < command-line overrides (None means 'not given')."""
     home = Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
-    config = {**DEFAULT_CONFIG, **read_yaml(home / "config.yaml")}
-    project = read_yaml(Path(root) / ".amas" / "config.yaml")
-    config.update({k: v for k, v in project.items() if k not in PERSONAL})
+    user, project = read_yaml(home / "config.yaml"), read_yaml(Path(root) / ".amas" / "config.yaml")
+    config = {**DEFAULT_CONFIG, **user, **{k: v for k, v in project.items() if k not in PERSONAL}}
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return config
+    layers = [user, project, config]  # a project's api_key must not unmask the user's
+    return {**config, "secrets": [v for c in layers for k, v in c.items() if SECRET.search(k)]}
 
 
 def redact(text: str, config: dict) -> str:
     """Mask API keys and other secrets from the config and the environment."""
-    secrets = [v for k, v in config.items() if re.search("key|token|secret|password", k) and v]
-    secrets += [v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN")) and v]
+    secrets = [v for k, v in config.items() if SECRET.search(k)] + config.get("secrets", [])
+    secrets += [v for k, v in os.environ.items() if k.endswith(("_API_KEY", "_TOKEN"))]
     for secret in sorted((s for s in secrets if isinstance(s, str) and len(s) > 3), key=len)[::-1]:
-        text = text.replace(secret, "***")
+        text = text.replace(secret, MASK)
     return text

@@ -13,13 +13,11 @@ NOTIFY = "on run argv\ndisplay notification (item 2 of argv) with title (item 1 
 SET_CLIPBOARD = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
 
 
-def osascript(script: str, *argv: str) -> str:
-    """Run AppleScript source with argv as its `on run argv` items; stdout, or ToolError."""
-    done = subprocess.run(
-        ["osascript", "-e", script, *argv], capture_output=True, text=True, timeout=30
-    )
+def run(*command: str) -> str:
+    """Run osascript or open; stdout, or ToolError with what went wrong."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     if done.returncode:
-        raise ToolError(f"osascript failed: {done.stderr.strip()[:300]}")
+        raise ToolError(f"{command[0]} failed: {done.stderr.strip()[:300]}")
     return done.stdout.strip()
 
 
@@ -27,28 +25,25 @@ def applescript(script: str) -> str:
     """Run an AppleScript (asks first): volume, apps, Finder, anything osascript can do."""
     if not tools.allowed("Run this AppleScript?", not STATE["config"].get("yolo")):
         return "The user declined to run this AppleScript."
-    return osascript(script) or tools.EMPTY
+    return run("osascript", "-e", script) or tools.EMPTY
 
 
 def mac_open(target: str) -> str:
     """Open an application by name, a file or a URL."""
     app = "://" not in target and not Path(target).exists()
-    done = subprocess.run(
-        ["open", *(["-a"] if app else []), target], capture_output=True, text=True
-    )
-    return done.stderr.strip() or f"Opened {target}."
+    return run("open", *(["-a"] if app else []), target) or f"Opened {target}."
 
 
 def mac_notify(title: str, message: str) -> str:
     """Show a macOS notification."""
-    return osascript(NOTIFY, title, message) or "Notification shown."
+    return run("osascript", "-e", NOTIFY, title, message) or "Notification shown."
 
 
 def mac_clipboard(text: str = "") -> str:
     """Read the clipboard when text is empty; otherwise set the clipboard to text."""
     if not text:
-        return osascript("the clipboard as text")
-    return osascript(SET_CLIPBOARD, text) or "Clipboard set."
+        return run("osascript", "-e", "the clipboard as text")
+    return run("osascript", "-e", SET_CLIPBOARD, text) or "Clipboard set."
 
 
 if sys.platform == "darwin":

@@ -4,18 +4,16 @@ import os
 import re
 import time
 
-from amas_code import ui
 from amas_code.config import redact
 
 RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
 HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
 WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
-CONTEXT = re.compile(r"(?i)context.{0,20}(length|window|limit)|too many tokens|prompt is too long")
 
 
 class ProviderError(Exception):
     """A model call failed, or the model is looping; str() is one line for the user.
-    kind: 'key', 'tools', 'context' or ''."""
+    kind: 'key', 'tools' or ''."""
 
     def __init__(self, message: str, kind: str = ""):
         super().__init__(message)
@@ -41,30 +39,18 @@ def check_key(litellm, config: dict) -> None:
 
 
 def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
-    """Stream one reply, trying each of `fallback_models` when the model fails; (message, usage)."""
-    litellm = load_litellm()
-    models = [config["model"], *(config.get("fallback_models") or [])]
-    request = {key: config.get(key) for key in ("api_key", "api_base")}
-    request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
-    request["stream_options"] = {"include_usage": True}
-    for model in models:
-        try:
-            check_key(litellm, {**config, "model": model})
-            return stream(litellm, request, {**config, "model": model}, on_chunk)
-        except ProviderError as e:
-            if model == models[-1] or e.kind:
-                raise
-            ui.warning(f"{e}; trying {models[models.index(model) + 1]}")
-
-
-def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
-    """One streamed call, retried once after a short pause when it failed before any output."""
+    """Stream one reply, retried once after a short pause when it failed before any output;
+    returns (message, usage)."""
     import openai  # a litellm dependency: every litellm error derives from openai.APIError
 
+    litellm = load_litellm()
+    check_key(litellm, config)
+    request = {key: config.get(key) for key in ("api_key", "api_base", "model")}
+    request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
     for attempt in (1, 2):
         chunks = []
         try:
-            for chunk in litellm.completion(**request, model=config["model"]):
+            for chunk in litellm.completion(**request, stream_options={"include_usage": True}):
                 chunks.append(chunk)
                 if on_chunk and chunk.choices and chunk.choices[0].delta.content:
                     on_chunk(chunk.choices[0].delta.content)
@@ -73,7 +59,7 @@ def stream(litellm, request: dict, config: dict, on_chunk) -> tuple[dict, dict]:
             if attempt == 2 or chunks or type(e).__name__ not in RETRY.split():
                 raise classify(e, config) from None
             time.sleep(config.get("retry_delay", 1.0))
-    response = litellm.stream_chunk_builder(chunks, messages=request["messages"])
+    response = litellm.stream_chunk_builder(chunks, messages=messages)
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
 
 
@@ -88,10 +74,9 @@ def classify(error: Exception, config: dict) -> ProviderError:
     name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
     text = re.sub(r"(litellm\.)?\w+(Error|Exception)\s*[:-]\s*", "", text)
-    kind = "context" if name == "ContextWindowExceededError" or CONTEXT.search(text) else ""
-    tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
-    kind = kind or ("tools" if tools_refused else "")
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
+    tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
+    kind = "tools" if tools_refused else ""
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
     return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind)

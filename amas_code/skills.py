@@ -4,7 +4,6 @@ needs. `amas init` writes the map with tree-sitter, one grammar wheel per langua
 import functools
 import importlib
 import re
-from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -26,8 +25,8 @@ def grammar(language: str) -> tuple:
     return Parser(lang), Query(lang, LANGUAGES[language]["query"])
 
 
-def definitions(path: Path, language: str) -> tuple[dict, bool]:
-    """The names a file defines, as {name: {member: {}}}, and whether the file parsed cleanly."""
+def definitions(path: Path, language: str) -> tuple[dict, str]:
+    """The names a file defines, as {name: {member: {}}}, and what went wrong parsing it, if anything."""
     from tree_sitter import QueryCursor
 
     parser, query = grammar(language)
@@ -43,7 +42,7 @@ def definitions(path: Path, language: str) -> tuple[dict, bool]:
         level = found
         for link in chain:
             level = level.setdefault(link.text.decode(errors="replace"), {})
-    return found, not tree.root_node.has_error
+    return found, "parse errors; what parsed is mapped" if tree.root_node.has_error else ""
 
 
 def outline(names: dict) -> str:
@@ -56,25 +55,20 @@ def init() -> str:
     from amas_code.tools import project_files
 
     by_extension = {e: lang for lang, spec in LANGUAGES.items() for e in spec["extensions"]}
-    lines, broken, no_grammar = [], [], Counter()
+    lines, broken, unknown = [], [], []
     for name in project_files("."):
         language = by_extension.get(Path(name).suffix)
-        no_grammar[Path(name).suffix or name] += not language
         try:
-            found, clean = definitions(Path(name), language) if language else ([], True)
-            broken += [] if clean else [f"{name} (parse errors; what parsed is mapped)"]
+            found, problem = definitions(Path(name), language) if language else ({}, "")
         except (OSError, ImportError, ValueError) as e:  # unreadable, wheel missing, bad grammar
-            found = []
-            broken.append(f"{name} ({type(e).__name__}: {e})")
+            found, problem = {}, f"{type(e).__name__}: {e}"
+        unknown += [] if language else [name]
+        broken += [f"{name} ({problem})"] if problem else []
         lines += [f"{name}: {outline(found)}"] if found else []
-    skipped = ", ".join(f"{ext} {n}" for ext, n in no_grammar.most_common() if n)
-    notes = [f"Not mapped, no grammar: {skipped}"] * bool(skipped) + [
-        f"Broken: {b}" for b in broken
-    ]
+    notes = [f"Broken: {b}" for b in broken] + [f"No grammar: {', '.join(unknown)}"] * bool(unknown)
     MAP.parent.mkdir(exist_ok=True)
     MAP.write_text("\n".join(["# Project map (amas init)", *lines, *notes]) + "\n")
-    unmapped = f"{no_grammar.total()} with no grammar, {len(broken)} with errors"
-    return f"Mapped {len(lines)} files into {MAP} ({unmapped})."
+    return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
 
 
 def skills() -> list[dict]:
@@ -115,7 +109,6 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() else ""
     if len(project_map) > room:
-        project_map = (
-            project_map[: max(room, 0)].rpartition("\n")[0] + "\n[cut; all of it: .amas/map.md]"
-        )
+        cut = project_map[: max(room, 0)].rpartition("\n")[0]
+        project_map = cut + "\n[cut; all of it: .amas/map.md]"
     return prompt.replace("{map}", project_map.strip())

@@ -5,28 +5,31 @@ import inspect
 import json
 import os
 import re
+import shlex
+import shutil
 import signal
 import subprocess
-from fnmatch import fnmatch
+import threading
+from fnmatch import fnmatch, fnmatchcase
 from pathlib import Path
 
+import yaml
+
 from amas_code import ui
-from amas_code.config import DEFAULT_CONFIG
+from amas_code.config import DEFAULT_CONFIG, MASK, redact
 
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
+TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what a model sends
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
-MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH = 50_000, 30_000, 200, 2_000_000
+MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
 THINKING = re.compile(r"^.*</think>|<think>.*", re.S)  # closed, unopened (R1) or cut-off reasoning
 MARKUP = r"(?:<[^<>]*>|\[\w+\]|json|[^\w<\[])*$"  # between a name and its JSON: >, [ARGS], <｜tool▁sep｜>, ```json
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
-DESTRUCTIVE = re.compile(
-    r"\brm\s[^;&|]*(-\w*[rR]|--recursive)|\bgit\s+(reset\s+--hard|clean|checkout\s+(--\s+)?\.)"
-    r"|\bgit\s+push\b[^;&|]*(\s-f\b|--force)|\bdd\s|\bmkfs|\bch(mod|own)\s[^;&|]*(-\w*R|--recursive)"
-    r"|\bsudo\b|\bfind\b[^;&|]*\s-delete\b|\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?\w*sh\b|>\s*/dev/sd"
-)
+RULES = yaml.safe_load(Path(__file__).with_name("destructive.yaml").read_text())
+SEPARATORS = "();<>|&`\n"
 
 
 class ToolError(Exception):
@@ -45,7 +48,7 @@ def register(*handlers) -> None:
         schema = {"type": "object", "properties": props, "required": required}
         function = {"name": fn.__name__, "description": inspect.getdoc(fn), "parameters": schema}
         TOOLS.append({"type": "function", "function": function})
-        HANDLERS[fn.__name__] = fn
+        HANDLERS[fn.__name__], TYPES[fn.__name__] = fn, {p.name: p.annotation for p in params}
 
 
 def run(name: str, args: dict | str) -> str:
@@ -53,6 +56,9 @@ def run(name: str, args: dict | str) -> str:
         return f"{MALFORMED} unknown tool {name!r}; available: {', '.join(HANDLERS)}"
     try:
         kwargs = json.loads(args or "{}") if isinstance(args, str) else args
+        wrong = [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]
+        if wrong:
+            raise TypeError(f"wrong type for {', '.join(wrong)}; see the tool's parameters")
         return HANDLERS[name](**kwargs) or EMPTY
     except json.JSONDecodeError as e:
         return f"{MALFORMED} the arguments for {name} are not valid JSON ({e}); send it again."
@@ -61,7 +67,7 @@ def run(name: str, args: dict | str) -> str:
     except OSError as e:
         return f"Error: {e.strerror or e}: {e.filename or name}"
     except REPORTED as e:
-        return f"Error: {str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__}"
+        return f"Error: {(str(e).strip() or type(e).__name__).splitlines()[0]}"
 
 
 def text_calls(text: str) -> list[dict]:
@@ -107,17 +113,56 @@ def describe() -> str:
     return "\n".join(f"- {f['name']}({', '.join(p)}): {f['description']}" for f, p in specs)
 
 
+def destructive(line: str) -> bool:
+    """Whether a shell line can destroy work: each simple command in it (split on ; && || | $( ) and
+    backticks, read with shlex) is judged against destructive.yaml."""
+    try:
+        tokens = list(shlex.shlex(line, posix=True, punctuation_chars=SEPARATORS))
+    except ValueError:
+        return True  # unbalanced quotes: no telling what runs, so ask
+    commands = [[]]
+    for token in tokens:
+        commands += [[]] if set(token) <= set(SEPARATORS) else [commands.pop() + [token]]
+    names = set(re.findall(r"[\w.-]+", line))  # quoted parts too: sh -c "$(curl …)"
+    remote_code = names & set(RULES["downloads"]) and names & set(RULES["interpreters"])
+    disk = any(token.startswith(tuple(RULES["disks"])) for token in tokens)
+    return bool(remote_code) or disk or any(map(judge, commands))
+
+
+def judge(words: list[str]) -> bool:
+    """Whether one simple command, as words, is in destructive.yaml."""
+    while words and (words[0] in RULES["wrappers"] or re.match(r"-|\d|\w+=", words[0])):
+        words = words[1:]  # env A=1, nice -n 5, timeout 9, xargs -0: the program comes after
+    program, args = Path(words[0] if words else "").name.split(".")[0], words[1:]
+    if program in RULES["interpreters"] and "-c" in args[:-1]:
+        return destructive(args[args.index("-c") + 1])
+    rules = RULES["programs"].get(program)
+    if program == "git":
+        while args and args[0].startswith("-"):  # global options: -C dir, -c k=v, --no-pager
+            args = args[2:] if args[0] in ("-C", "-c") else args[1:]
+        rules, args = (RULES["git"].get(args[0]), args[1:]) if args else (None, [])
+        if words[1:] and "checkout" in words and any(Path(a).exists() for a in args):
+            return True  # git checkout FILE throws away its uncommitted edits
+    args += [f"-{flag}" for a in args if re.fullmatch(r"-\w{2,}", a) for flag in a[1:]]
+    return rules == "*" or any(fnmatchcase(a, rule) for a in args for rule in rules or [])
+
+
 def allowed(question: str, risky: bool = False) -> bool:
     return bool(STATE["config"].get("auto_accept")) and not risky or ui.confirm(question)
 
 
+def inside(path: str | Path) -> bool:
+    """Whether a path, symlinks followed, is in the project."""
+    root, real = Path(STATE["root"]).resolve(), Path(os.path.realpath(path))
+    return real == root or root in real.parents
+
+
 def confine(path: str, write: bool = False) -> Path:
     """Writes stay inside the project root and out of .git; reads outside it ask first."""
-    root, real = Path(STATE["root"]).resolve(), Path(path).resolve()
-    inside = real == root or root in real.parents
-    if write and (not inside or ".git" in real.parts[len(root.parts) :]):
+    root, real = Path(STATE["root"]).resolve(), Path(os.path.realpath(path))
+    if write and (not inside(real) or ".git" in real.parts[len(root.parts) :]):
         raise ToolError(f"refusing to write {real}: outside the project root {root} or in .git")
-    if not inside and not allowed(f"Let the model read {real}, outside the project?", True):
+    if not inside(real) and not allowed(f"Let the model read {real}, outside the project?", True):
         raise ToolError(f"reading {real}, outside the project root {root}, was not allowed")
     return Path(path)
 
@@ -128,15 +173,23 @@ def clip(text: str, limit: int) -> str:
     return f"{text[: limit // 2]}\n[… {len(text) - limit} characters cut …]\n{text[-limit // 2 :]}"
 
 
+def head(path: Path, limit: int) -> tuple[bytes, int]:
+    """The first `limit` bytes of a regular file, and its size; FIFOs and devices are never opened."""
+    if path.exists() and not path.is_file():
+        raise ToolError(f"{path} is not a regular file")
+    with path.open("rb") as file:
+        return file.read(limit), os.fstat(file.fileno()).st_size
+
+
 def read_file(path: str) -> str:
     """Read a text file; lines come numbered."""
-    data = confine(path).read_bytes()
+    data, size = head(confine(path), MAX_READ)
     if b"\0" in data[:8192]:
-        return f"{path} is a binary file ({len(data)} bytes); cannot display it."
-    text = data[:MAX_READ].decode("utf-8", errors="replace")
+        return f"{path} is a binary file ({size} bytes); cannot display it."
+    text = data.decode("utf-8", errors="replace")
     numbered = "\n".join(f"{i:4} | {line}" for i, line in enumerate(text.splitlines(), 1))
-    if len(data) > MAX_READ:
-        numbered += f"\n[truncated: showing the first {MAX_READ} of {len(data)} bytes]"
+    if size > MAX_READ:
+        numbered += f"\n[truncated: showing the first {MAX_READ} of {size} bytes]"
     return numbered or f"{path} is empty."
 
 
@@ -144,12 +197,19 @@ def change_file(path: str, new: str, verb: str) -> str:
     """Diff, ask unless auto-accept, write, checkpoint: the one road every file change takes."""
     target, checkpoint = confine(path, write=True), STATE["checkpoint"]
     old = target.read_bytes().decode("utf-8", "surrogateescape") if target.exists() else ""
+    if MASK in new and redact(old, STATE["config"]) != old:  # it was shown to the model masked
+        raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
     if not allowed(f"Apply this change to {path}?"):
         return f"The user declined the change to {path}; nothing was written."
     before = checkpoint.before(target) if checkpoint else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(new.encode("utf-8", "surrogateescape"))
+    # A new file renamed into place: atomic, and never written through a hard link.
+    real = Path(os.path.realpath(target))
+    fresh = real.with_name(f".{real.name}.amas-new")
+    fresh.write_bytes(new.encode("utf-8", "surrogateescape"))
+    shutil.copymode(real, fresh) if real.exists() else None
+    os.replace(fresh, real)
     note = checkpoint.save(before, f"{verb} {path}") if before else ""
     return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines).{note}"
 
@@ -178,23 +238,33 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
 
 def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
-    timeout = int(timeout or STATE["config"].get("shell_timeout", 30))
+    timeout = min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
     ui.show_command(command)
-    risky = bool(DESTRUCTIVE.search(command)) and not STATE["config"].get("yolo")
+    risky = destructive(command) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
-    proc = subprocess.Popen(
-        command, shell=True, text=True, errors="replace", start_new_session=True, **pipes
-    )
+    proc = subprocess.Popen(command, shell=True, start_new_session=True, **pipes)
+    kept = bytearray()
+    reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
+    reader.start()
     try:
-        out, status = proc.communicate(timeout=timeout)[0], f"[exit code {proc.returncode}]"
+        status = f"[exit code {proc.wait(timeout)}]"
     except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
         os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the shell's children too
-        out, status = proc.communicate()[0], f"[timed out after {timeout}s; killed]"
+        status = f"[timed out after {timeout}s; killed]"
         if isinstance(e, KeyboardInterrupt):
             raise
-    return f"{clip(out, MAX_OUTPUT)}\n{status}".strip()
+    reader.join(1)  # a background child may hold the pipe open: take what came
+    return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
+
+
+def drain(pipe, kept: bytearray) -> None:
+    """Read a pipe to its end keeping its head and tail, so `yes` cannot fill the memory."""
+    for chunk in iter(lambda: pipe.read1(1 << 16), b""):
+        kept += chunk
+        if len(kept) > 2 * MAX_OUTPUT:
+            kept[MAX_OUTPUT // 2 : -MAX_OUTPUT // 2] = b"\n[... output cut ...]\n"
 
 
 def project_files(path: str = ".") -> list[str]:
@@ -208,7 +278,7 @@ def project_files(path: str = ".") -> list[str]:
         found = [os.path.relpath(Path(d, f), path) for d, _, fs in os.walk(path) for f in fs]
     skip = STATE["config"].get("ignore", [])
     found = [f for f in found if f and not any(fnmatch(p, g) for p in f.split("/") for g in skip)]
-    return sorted(found)
+    return sorted(f for f in found if inside(Path(path, f)))  # no symlink leads out
 
 
 def list_files(path: str = ".") -> str:
@@ -222,8 +292,8 @@ def search_files(pattern: str, path: str = ".") -> str:
     regex, hits = re.compile(pattern), []
     for name in project_files(path):
         try:
-            lines = Path(path, name).read_text(errors="replace").splitlines()
-        except OSError:
+            lines = head(Path(path, name), MAX_SEARCH)[0].decode(errors="replace").splitlines()
+        except (OSError, ToolError):
             continue
         hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
     more = f"\n[… {len(hits) - MAX_HITS} more matches]" if len(hits) > MAX_HITS else ""
@@ -260,9 +330,7 @@ def fetch_url(url: str) -> str:
         raise ToolError(f"{url}: {(str(e) or type(e).__name__).splitlines()[0]}") from None
     kind = response.headers.get("content-type", "")
     if not re.search(r"text|json|xml|javascript|yaml", kind):
-        return (
-            f"{response.url} sent {len(body)} bytes of {kind or 'unlabelled'} content; not shown."
-        )
+        return f"{response.url}: {len(body)} bytes of {kind or 'unlabelled'} content; not shown."
     text = body.decode(response.encoding, errors="replace")
     if "html" in kind:
         from markdownify import markdownify  # drops <script> and <style>

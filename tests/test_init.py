@@ -50,7 +50,7 @@ def test_init_maps_every_language_and_lists_what_it_could_not(isolated):
         assert expected in lines
     assert "broken.py: ok, broken" in lines  # what parsed is still mapped
     assert "Broken: broken.py (parse errors; what parsed is mapped)" in lines
-    assert "Not mapped, no grammar: .md 1, .toml 1" in lines
+    assert "No grammar: README.md, config.toml" in lines
     assert not any("hidden" in line for line in lines)  # inside an `if`: not top level
 
 

@@ -65,14 +65,6 @@ def test_skills_are_included_only_when_the_conversation_matches(llm, config, iso
     assert "DOCKER-SKILL" in system and "RELEASE-SKILL: tag first." in system
     assert "CSS-SKILL" not in system and "BROKEN-SKILL" not in system and "triggers:" not in system
     assert "ODD-SKILL" not in system and "no closing line, so no front matter" in system
-    agent.command("/skills")
-    listed = capsys.readouterr().out
-    assert re.search(r"\*\s+docker", listed) and re.search(r"\*\s+release\s+How we ship", listed)
-    assert (
-        re.search(r"^\s*css-style", listed, re.M)
-        and "broken" in listed
-        and "dangling" not in listed
-    )
     agent.turn("now the CSS style for the header")
     assert "CSS-SKILL" in system_of(llm.requests[1])
 
@@ -119,17 +111,15 @@ def test_compaction_mid_turn_keeps_the_latest_tool_exchange_verbatim(llm, config
     assert out.count("Compacted") == 1 and "Nothing to compact" not in out
 
 
-def test_skills_and_compact_from_the_repl(llm, config, isolated, capsys):
+def test_skills_reach_the_model_and_compact_works_from_the_repl(llm, config, isolated, capsys):
     from conftest import terminal
 
     write_tree(
         isolated, {".amas/skills/pytest.md": "---\ndescription: Test conventions\n---\nUse -q.\n"}
     )
     llm.queue(text("tests pass"))
-    with terminal("run pytest please", "/skills", "/compact", "/quit"):
+    with terminal("run pytest please", "/compact", "/quit"):
         Agent(config).repl()
     out = capsys.readouterr().out
-    assert "Use -q." in system_of(llm.requests[0]) and re.search(
-        r"\*\s+pytest\s+Test conventions", out
-    )
+    assert "Use -q." in system_of(llm.requests[0])
     assert "Nothing to compact yet." in out and len(llm.requests) == 1

@@ -61,7 +61,7 @@ def test_read_file_numbers_lines_and_handles_binary_large_and_bad_utf8():
     Path("latin.txt").write_bytes(b"caf\xe9\n")
     assert call("read_file", "latin.txt") == "   1 | caf\ufffd"
     assert call("read_file", "missing.txt") == "Error: No such file or directory: missing.txt"
-    assert "Is a directory" in call("read_file", ".")
+    assert "is not a regular file" in call("read_file", ".")
 
 
 def test_edit_file_requires_a_unique_exact_match():
