@@ -2,12 +2,14 @@
 
 import json
 import threading
+import time
 from pathlib import Path
 
 from amas_code import __version__, config, providers, skills, tools, ui
-from amas_code.checkpoint import NO_REPO, Checkpoint, Refused
+from amas_code.checkpoint import Checkpoint, Refused
 
 PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
+HISTORY = Path(".amas/history.jsonl")
 
 
 def message(role: str, content: str, **extra) -> dict:
@@ -15,18 +17,19 @@ def message(role: str, content: str, **extra) -> dict:
 
 
 class Agent:
-    def __init__(self, config: dict):
-        self.config, self.messages, self.used = config, [], 0
+    def __init__(self, config: dict, resume: bool = False):
+        self.config, self.messages, self.used, self.saved = config, [], 0, 0
+        self.session = str(time.time_ns())
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = Checkpoint(".", config.get("checkpoint_on_edit", True))
         tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
-        if config.get("checkpoint_on_edit", True) and not self.checkpoint.repo:
-            ui.info(NO_REPO)
+        if resume:
+            self.resume()
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
-        self.replies = []
+        self.rounds = 0
         try:
             while self.step():
                 pass
@@ -37,6 +40,8 @@ class Agent:
         except providers.ProviderError as e:
             ui.error(str(e))
             return e.exit_code
+        finally:
+            self.remember()
         return 0
 
     def step(self) -> bool:
@@ -52,19 +57,17 @@ class Agent:
         if calls and not native:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
-        self.replies.append(json.dumps([reply["content"], [c["function"] for c in calls]]))
-        if len(self.replies) == 20:
+        self.remember()
+        self.rounds += 1
+        if self.rounds == 20:
             ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
-        if self.replies[-3:] == self.replies[-1:] * 3:  # a loop: the same reply three times
-            raise providers.ProviderError("The same reply three times in a row; turn stopped.")
         return bool(calls)
 
     def call(self, messages: list, on_chunk=None) -> dict:
         native = self.mode != "text"
         extra = "" if native else PROMPTS["text_tools"] + tools.describe()
         request = [message("system", skills.system_prompt(messages, extra)), *messages]
-        tool_list = tools.TOOLS if native else None
-        reply, usage = providers.complete(request, tool_list, self.config, on_chunk)
+        reply, usage = providers.complete(request, native and tools.TOOLS, self.config, on_chunk)
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         return reply
 
@@ -96,6 +99,8 @@ class Agent:
         self.messages = [message("user", f"{SUMMARY}\n{summary}")]
         self.messages += [message("assistant", "Noted."), *keep]
         self.used = 0  # the summary call counted the old messages, not what is left
+        self.session, self.saved = str(time.time_ns()), 0  # --continue starts here
+        self.remember()
         ui.info(f"Compacted {len(old)} messages into a summary.")
         return True
 
@@ -106,6 +111,28 @@ class Agent:
         result = result.encode(errors="replace").decode()  # a non-UTF-8 file name, say
         ui.show_result(result)
         return result
+
+    def remember(self) -> None:
+        """Append the conversation's new messages to .amas/history.jsonl, secrets masked."""
+        HISTORY.parent.mkdir(exist_ok=True)
+        with HISTORY.open("a") as log:
+            for m in self.messages[self.saved :]:
+                log.write(
+                    config.redact(json.dumps({"session": self.session, **m}), self.config) + "\n"
+                )
+        self.saved = len(self.messages)
+
+    def resume(self) -> None:
+        """Take up this project's last session (or last compaction) from .amas/history.jsonl."""
+        try:
+            records = [json.loads(line) for line in HISTORY.read_text().splitlines()]
+            self.session = records[-1]["session"]
+            mine = [r for r in records if r.pop("session") == self.session]
+        except (OSError, ValueError, KeyError, IndexError, AttributeError) as e:
+            return ui.warning(f"No earlier session to continue here ({type(e).__name__}).")
+        self.messages, self.saved = mine, len(mine)
+        self.answer_pending("The session ended before this tool call ran.")
+        ui.info(f"Continuing the last session here: {len(mine)} messages.")
 
     def answer_pending(self, text: str) -> None:
         """Give every tool call of the last assistant message a result, so the history stays valid."""
@@ -170,8 +197,8 @@ class Agent:
         ui.success(self.checkpoint.redo(arg))
 
     def cmd_checkpoint(self, arg: str):
-        """/checkpoint [hash]: list the agent's checkpoints, or go back to one."""
-        rows = [] if arg else self.checkpoint.history()
-        if rows:
-            return ui.show_table(rows, "checkpoint", "time", "message")
-        return ui.success(self.checkpoint.restore(arg)) if arg else ui.info("No checkpoints yet.")
+        """List the agent's checkpoints, newest first; /undo N takes back the newest N."""
+        rows = self.checkpoint.history()
+        return (
+            ui.show_table(rows, "checkpoint", "time", "message") if rows else ui.info("None yet.")
+        )

@@ -22,7 +22,7 @@ IDENTITY = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key
 
 
 class Refused(Exception):
-    """An undo, redo or restore that would risk someone's work; nothing was changed."""
+    """An undo or redo that would risk someone's work; nothing was changed."""
 
 
 class Checkpoint:
@@ -60,9 +60,7 @@ class Checkpoint:
     def save(self, before: dict, message: str) -> str:
         """Commit the agent's change; returns a note for the model when git refused."""
         if "busy" in before:  # committing now would tangle with the user's merge or rebase
-            ui.warning(
-                f"No checkpoint for this change, so /undo cannot take it back: {before['busy']}."
-            )
+            ui.warning(f"No checkpoint, so no /undo, for this change: {before['busy']}.")
             return f" No checkpoint was made: {before['busy']}."
         path, head, message = before["path"], self._head(), f"[amas] {message}"
         try:
@@ -85,15 +83,6 @@ class Checkpoint:
 
     def redo(self, n: int | str = 0) -> str:
         return self._repeat(n or self.load().get("last", 1), undo=False)
-
-    def restore(self, commit: str) -> str:
-        stack = [r["commit"] for r in self.load()["undo"]]
-        found = [i for i, sha in enumerate(stack) if commit and sha.startswith(commit)]
-        if not found:
-            raise Refused(f"{commit} is not an Amas checkpoint here; /checkpoint lists them.")
-        if found[-1] == len(stack) - 1:
-            return f"Already at checkpoint {commit}."
-        return self.undo(len(stack) - 1 - found[-1])
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
         stack = self.load()["undo"] if self.repo else []

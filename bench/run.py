@@ -61,15 +61,24 @@ def bench_version(cwd: str) -> list[tuple]:
 
 
 def bench_one_shot(llm: FakeLLM, cwd: str) -> list[tuple]:
+    """amas 'hi' against a bare litellm script with the same litellm; with BENCH_FLOOR_PYTHON (a venv's
+    python holding another release, e.g. the old litellm 1.105.3 / openai 2.54.0), that bare script too,
+    interleaved in the same run so the ratio holds on a noisy machine."""
     from amas_code.tools import TOOLS
 
-    amas, bare = [], []
+    floor_python = os.environ.get("BENCH_FLOOR_PYTHON")
+    amas, bare, floor = [], [], []
     for _ in range(RUNS):
-        llm.queue(text("hello there"), text("hello there"))
+        llm.queue(text("hello there"), text("hello there"), text("hello there"))
         one_shot = [PY, "-m", "amas_code", "-m", "openai/fake", "--api-base", llm.url, "hi"]
         amas.append(run_child(one_shot, cwd, "amas"))
         bare.append(run_child([PY, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd, "bare"))
-    return [("amas 'hi' (one-shot)", median_pair(amas), "bare litellm script", median_pair(bare))]
+        if floor_python:
+            floor.append(run_child([floor_python, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd))
+    rows = [("amas 'hi' (one-shot)", median_pair(amas), "bare litellm script", median_pair(bare))]
+    if floor:
+        rows.append(("amas 'hi' (one-shot)", median_pair(amas), "floor: bare, other litellm", median_pair(floor)))
+    return rows
 
 
 def rss_mib(pid: int) -> float:
@@ -204,11 +213,45 @@ def bench_init(cwd: str) -> list[tuple]:
     return [("amas init, 1000 stdlib files", init, "", None)]
 
 
+BROWSE = """
+import os, sys, threading
+from http.server import HTTPServer, SimpleHTTPRequestHandler
+from pathlib import Path
+server = HTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+Path("page.html").write_text("<h1>Hello</h1><button>Go</button>")
+from amas_code import tools
+print(tools.run("browser_navigate", {"url": f"http://127.0.0.1:{server.server_port}/page.html"}))
+def pss(pid):
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+def ours(d):  # playwright starts Chromium in a session of its own: find it by its command line
+    try:
+        return int(d.name) == os.getpid() or any(w in (d / "cmdline").read_bytes() for w in (b"chrom", b"playwright"))
+    except OSError:
+        return False
+pids = [int(d.name) for d in Path("/proc").iterdir() if d.name.isdigit() and ours(d)]
+print(f"{sum(map(pss, pids)):.0f} {len(pids)}")
+"""
+
+
+def bench_browser(cwd: str) -> list[tuple]:
+    """Memory with the browser open: PSS summed over amas, playwright's driver and Chromium's processes
+    (no other Chromium may run meanwhile)."""
+    done = subprocess.run([PY, "-c", BROWSE], cwd=cwd, env=ENV, capture_output=True, text=True)
+    if "Opened" not in done.stdout:
+        return [("browser open (no Chromium here)", (0.0, None), "", None)]
+    total, processes = done.stdout.split()[-2:]
+    return [(f"browser open: PSS of {processes} processes", (0.0, float(total)), "", None)]
+
+
 def fmt(pair) -> str:
     if not pair:
         return ""
     secs, rss = pair
-    shown = f"{secs * 1000:.1f} ms" if secs < 1 else f"{secs:.2f} s"
+    shown = "" if not secs else f"{secs * 1000:.1f} ms" if secs < 1 else f"{secs:.2f} s"
     return shown + (f", {rss:.0f} MiB" if rss else "")
 
 
@@ -219,8 +262,11 @@ def main() -> None:
         "version": lambda: bench_version(work),
         "repl": lambda: bench_repl(work),
         "one-shot": lambda: bench_one_shot(llm, work),
-        "tools": lambda: bench_tools(llm, work),
         "init": lambda: bench_init(work),
+        "browser": lambda: bench_browser(work),
+        # In-process from here on: litellm loads into this process, and a child forked from it
+        # reports the parent's size as its own peak RSS, so whole-process rows come first.
+        "tools": lambda: bench_tools(llm, work),
         "checkpoint": lambda: bench_checkpoint(work),  # last: it changes directory
     }
     chosen = sys.argv[1:] or list(sections)  # e.g. `python bench/run.py init one-shot`

@@ -71,7 +71,7 @@ class FakeLLM:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append({"body": body, "headers": dict(self.headers)})
+                fake.requests.append({"body": body, "headers": dict(self.headers), "path": self.path})
                 reply = fake.replies.pop(0) if fake.replies else [{"content": "(no more replies)"}]
                 if isinstance(reply, tuple):
                     return self._error(*reply)
