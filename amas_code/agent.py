@@ -114,12 +114,10 @@ class Agent:
 
     def remember(self) -> None:
         """Append the conversation's new messages to .amas/history.jsonl, secrets masked."""
+        lines = [json.dumps({"session": self.session, **m}) for m in self.messages[self.saved :]]
         HISTORY.parent.mkdir(exist_ok=True)
         with HISTORY.open("a") as log:
-            for m in self.messages[self.saved :]:
-                log.write(
-                    config.redact(json.dumps({"session": self.session, **m}), self.config) + "\n"
-                )
+            log.writelines(config.redact(line, self.config) + "\n" for line in lines)
         self.saved = len(self.messages)
 
     def resume(self) -> None:
@@ -198,7 +196,6 @@ class Agent:
 
     def cmd_checkpoint(self, arg: str):
         """List the agent's checkpoints, newest first; /undo N takes back the newest N."""
-        rows = self.checkpoint.history()
-        return (
-            ui.show_table(rows, "checkpoint", "time", "message") if rows else ui.info("None yet.")
-        )
+        if not (rows := self.checkpoint.history()):
+            return ui.info("No checkpoints yet.")
+        ui.show_table(rows, "checkpoint", "time", "message")

@@ -12,7 +12,7 @@ WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
 
 
 class ProviderError(Exception):
-    """A model call failed, or the model is looping; str() is one line for the user.
+    """A model call failed; str() is one line for the user.
     kind: 'key', 'tools' or ''."""
 
     def __init__(self, message: str, kind: str = ""):

@@ -140,8 +140,9 @@ def judge(words: list[str]) -> bool:
     if program == "git":
         while args and args[0].startswith("-"):  # global options: -C dir, -c k=v, --no-pager
             args = args[2:] if args[0] in ("-C", "-c") else args[1:]
-        rules, args = (RULES["git"].get(args[0]), args[1:]) if args else (None, [])
-        if words[1:] and "checkout" in words and any(Path(a).exists() for a in args):
+        subcommand, args = (args[0], args[1:]) if args else ("", [])
+        rules = RULES["git"].get(subcommand)
+        if subcommand == "checkout" and any(Path(a).exists() for a in args):
             return True  # git checkout FILE throws away its uncommitted edits
     args += [f"-{flag}" for a in args if re.fullmatch(r"-\w{2,}", a) for flag in a[1:]]
     return rules == "*" or any(fnmatchcase(a, rule) for a in args for rule in rules or [])
@@ -327,7 +328,7 @@ def fetch_url(url: str) -> str:
                 if len(body := body + chunk) > MAX_FETCH:
                     break
     except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
-        raise ToolError(f"{url}: {(str(e) or type(e).__name__).splitlines()[0]}") from None
+        raise ToolError(f"{url}: {str(e) or type(e).__name__}") from None  # run() keeps line 1
     kind = response.headers.get("content-type", "")
     if not re.search(r"text|json|xml|javascript|yaml", kind):
         return f"{response.url}: {len(body)} bytes of {kind or 'unlabelled'} content; not shown."

@@ -62,7 +62,6 @@ def test_yes_no_longer_runs_commands_that_destroy_uncommitted_or_untracked_work(
     git(repo, "branch", "feat")
     Path("a.txt").write_text("uncommitted edit\n")
     Path("u.txt").write_text("untracked\n")
-    git(repo, "stash", "list")
     commands = [
         "git restore .",
         "git checkout -- a.txt",
@@ -130,7 +129,7 @@ def test_write_with_content_that_is_not_text_is_a_malformed_call(content, isolat
     assert not Path("x.txt").exists()
 
 
-def test_a_huge_timeout_is_capped_and_the_child_does_not_outlive_it(isolated):
+def test_a_huge_or_wrongly_typed_timeout_is_no_crash(isolated):
     tools.STATE["config"]["auto_accept"] = True
     result = tools.run("shell_command", {"command": "echo hi", "timeout": 99999999999})
     assert result == "hi\n[exit code 0]"
