@@ -5,8 +5,10 @@ import threading
 import time
 from pathlib import Path
 
-from amas_code import __version__, config, providers, skills, tools, ui
+from amas_code import __version__, browser, config, mac, providers, skills, tools, ui
 from amas_code.checkpoint import Checkpoint, Refused
+
+assert browser and mac  # imported for their tools, which they register
 
 PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
 HISTORY = Path(".amas/history.jsonl")
@@ -16,18 +18,27 @@ def message(role: str, content: str, **extra) -> dict:
     return {"role": role, "content": content, **extra}
 
 
+def is_request(m: dict) -> bool:
+    """Whether a message is a request the user typed (not tool results or a summary)."""
+    return m["role"] == "user" and not m["content"].startswith((RESULTS, SUMMARY))
+
+
 class Agent:
-    def __init__(self, config: dict, resume: bool = False):
-        self.config, self.messages, self.used, self.saved = config, [], 0, 0
-        self.session = str(time.time_ns())
+    def __init__(self, config: dict):
+        self.config = config
+        self.restart([])
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = Checkpoint(".", config.get("checkpoint_on_edit", True))
         tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
-        if resume:
-            self.resume()
+
+    def restart(self, messages: list) -> None:
+        """Start a new conversation (a new session in the history) holding `messages`."""
+        self.messages, self.used, self.saved = messages, 0, 0
+        self.session = str(time.time_ns())
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
+        text = text.encode(errors="replace").decode()  # a non-UTF-8 line would break every request
         self.messages.append(message("user", text))
         self.rounds = 0
         try:
@@ -45,10 +56,16 @@ class Agent:
         return 0
 
     def step(self) -> bool:
-        reply = self.query()
+        if self.used > self.config["max_context_tokens"]:
+            self.compact()
+        reply = self.call(self.messages, ui.stream)
+        if reply["content"]:
+            ui.end_stream()
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
-        calls = native or ([] if self.mode == "native" else tools.text_calls(reply["content"]))
+        self.mode = "native" if native else self.mode  # then prose quoting a call is not a call
+        written = "" if self.mode == "native" else reply["content"]
+        calls = native or providers.written_calls(written, [*tools.HANDLERS])
         results = []
         for call in calls:
             results.append(self.execute(call))
@@ -64,42 +81,32 @@ class Agent:
         return bool(calls)
 
     def call(self, messages: list, on_chunk=None) -> dict:
+        """One request; a provider that refuses native tools switches us to calls written as text."""
         native = self.mode != "text"
         extra = "" if native else PROMPTS["text_tools"] + tools.describe()
         request = [message("system", skills.system_prompt(messages, extra)), *messages]
-        reply, usage = providers.complete(request, native and tools.TOOLS, self.config, on_chunk)
-        self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
-        return reply
-
-    def query(self) -> dict:
-        if self.used > self.config["max_context_tokens"]:
-            self.compact()
         try:
-            reply = self.call(self.messages, ui.stream)
+            reply, usage = providers.complete(
+                request, native and tools.TOOLS, self.config, on_chunk
+            )
         except providers.ProviderError as e:
             if e.kind != "tools" or self.mode != "auto":
                 raise
             self.mode = "text"
             ui.warning("The model refused native tool calls; switching to text tool calls.")
-            return self.query()
-        if reply["content"]:
-            ui.end_stream()
+            return self.call(messages, on_chunk)
+        self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         return reply
 
     def compact(self) -> bool:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
-        requests = [i for i, m in enumerate(self.messages) if m["role"] == "user"]
-        requests = [
-            i for i in requests if not self.messages[i]["content"].startswith((RESULTS, SUMMARY))
-        ]
+        requests = [i for i, m in enumerate(self.messages) if is_request(m)]
         if len(requests) < 2:  # only the latest request, or nothing new since the last summary
             return False
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
         summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
-        self.messages = [message("user", f"{SUMMARY}\n{summary}")]
-        self.messages += [message("assistant", "Noted."), *keep]
-        self.used = 0  # the summary call counted the old messages, not what is left
-        self.session, self.saved = str(time.time_ns()), 0  # --continue starts here
+        self.restart([message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")])
+        self.messages += keep
         self.remember()
         ui.info(f"Compacted {len(old)} messages into a summary.")
         return True
@@ -115,22 +122,12 @@ class Agent:
     def remember(self) -> None:
         """Append the conversation's new messages to .amas/history.jsonl, secrets masked."""
         lines = [json.dumps({"session": self.session, **m}) for m in self.messages[self.saved :]]
-        HISTORY.parent.mkdir(exist_ok=True)
-        with HISTORY.open("a") as log:
-            log.writelines(config.redact(line, self.config) + "\n" for line in lines)
-        self.saved = len(self.messages)
-
-    def resume(self) -> None:
-        """Take up this project's last session (or last compaction) from .amas/history.jsonl."""
+        text = "".join(line + "\n" for line in lines)
         try:
-            records = [json.loads(line) for line in HISTORY.read_text().splitlines()]
-            self.session = records[-1]["session"]
-            mine = [r for r in records if r.pop("session") == self.session]
-        except (OSError, ValueError, KeyError, IndexError, AttributeError) as e:
-            return ui.warning(f"No earlier session to continue here ({type(e).__name__}).")
-        self.messages, self.saved = mine, len(mine)
-        self.answer_pending("The session ended before this tool call ran.")
-        ui.info(f"Continuing the last session here: {len(mine)} messages.")
+            tools.create_own(HISTORY, config.redact(text, self.config).encode(), append=True)
+        except (OSError, tools.ToolError) as e:
+            ui.warning(f"History not saved: {e}")
+        self.saved = len(self.messages)
 
     def answer_pending(self, text: str) -> None:
         """Give every tool call of the last assistant message a result, so the history stays valid."""

@@ -16,7 +16,6 @@ LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
 @click.option("-y", "--yes", is_flag=True, default=None, help="Apply changes without asking.")
 @click.option("--yolo", is_flag=True, default=None, help="--yes, and destructive commands too.")
 @click.option("--api-base", help=LOCAL)
-@click.option("-c", "--continue", "resume", is_flag=True, help="Continue the last session here.")
 @click.version_option(__version__, "-V", "--version", prog_name="amas")
 def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) -> None:
     """Amas Code, an AI coding agent for your terminal.
@@ -32,12 +31,11 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     from amas_code import config as settings
     from amas_code.agent import Agent
 
-    resume = options.pop("resume")
     try:
         config = settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo})
     except ValueError as e:
         raise click.ClickException(str(e)) from None
-    agent = Agent(config, resume)
+    agent = Agent(config)
     if task and task[0] in SUBCOMMANDS:
         sys.exit(agent.command("/" + " ".join(task)) or 0)
     if task:

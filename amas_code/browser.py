@@ -15,31 +15,24 @@ QUIET = ["--disable-background-networking", "--disable-component-update", "--dis
 NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or set browser_path."
 
 
-class Browser:
-    """The session's browser and its one page."""
-
-    def __init__(self, config: dict):
-        from playwright.sync_api import Error, sync_playwright
-
-        tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
-        self.playwright = sync_playwright().start()
-        path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
-        try:  # no path: playwright's own browser, if `playwright install` was run
-            self.browser = self.playwright.chromium.launch(
-                executable_path=path, headless=config.get("browser_headless", True), args=QUIET
-            )
-        except Error:
-            self.playwright.stop()
-            raise ToolError(NO_BROWSER) from None
-        self.page = self.browser.new_page()
-        atexit.register(self.playwright.stop)  # atexit runs last-in first-out: the browser first
-        atexit.register(self.browser.close)
-
-
 @functools.cache
 def page():
-    """The page of the session's browser, started on first use."""
-    return Browser(STATE["config"]).page
+    """The page of the session's one Chromium, started on first use and closed at exit."""
+    from playwright.sync_api import Error, sync_playwright
+
+    tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
+    playwright, config = sync_playwright().start(), STATE["config"]
+    path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
+    try:  # no path: playwright's own browser, if `playwright install` was run
+        browser = playwright.chromium.launch(
+            executable_path=path, headless=config.get("browser_headless", True), args=QUIET
+        )
+    except Error:
+        playwright.stop()
+        raise ToolError(NO_BROWSER) from None
+    atexit.register(playwright.stop)  # atexit runs last-in first-out: the browser first
+    atexit.register(browser.close)
+    return browser.new_page()
 
 
 def locate(what: str):

@@ -11,14 +11,13 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
-from amas_code import ui
-
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
-ME = (("NAME", "Amas Code"), ("EMAIL", "amas@localhost"))
 RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
 WHY = "a merge, rebase, cherry-pick, revert or other git command is under way"
-BUSY = "index.lock MERGE_HEAD rebase-merge rebase-apply CHERRY_PICK_HEAD REVERT_HEAD".split()
-IDENTITY = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in ME}
+UNDER_WAY = "MERGE_HEAD rebase-merge rebase-apply CHERRY_PICK_HEAD REVERT_HEAD".split()
+BUSY = ["index.lock", *UNDER_WAY]  # a lock: another git command (or Amas) is writing the index
+WHO = {"NAME": "Amas Code", "EMAIL": "amas@localhost"}  # commits need an author; borrowed if unset
+ME = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in WHO.items()}
 
 
 class Refused(Exception):
@@ -35,48 +34,50 @@ class Checkpoint:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
             known = self.repo.config_reader().get_value("user", "email", "")
-            self.env = {} if known else IDENTITY  # commits need an author; borrow one if unset
+            self.repo.git.update_environment(**({} if known else ME))
 
     def git(self, *args: str, **kwargs) -> str:
-        return self.repo.git.execute(["git", *args], **kwargs)
+        return self.repo.git.execute(["git", "--literal-pathspecs", *args], **kwargs)
 
-    def before(self, path: Path) -> dict | None:
-        """The file's bytes and index entry before the agent writes it; None: no checkpoint."""
-        if not self.repo or self.busy():
-            return self.repo and {"busy": self.busy()}
+    def before(self, path: Path) -> dict:
+        """What undo needs from before the agent writes `path`: {} when there is no repository or
+        it is outside the work tree; {"unsaved": why} when git cannot keep it; else bytes and index."""
+        if not self.repo:
+            return {}
         try:
             rel = Path(os.path.realpath(path)).relative_to(self.root).as_posix()
-            if rel.startswith(".git/") or self.repo.ignored(rel):  # never commit what is ignored
-                return None
-            return {"path": rel, "before": self._hash(rel, write=True), "index": self._index(rel)}
+            if self.repo.ignored(rel):  # committing it would publish what the user keeps out
+                return {"unsaved": f"git ignores {rel}"}
+            why = self.busy(UNDER_WAY)  # a lock is met by save(), which then refuses the change
+            before = {"before": self._hash(self.root / rel, write=True), "index": self._index(rel)}
+            return {"unsaved": why} if why else {"path": rel, **before}
         except (ValueError, GitCommandError):  # outside the work tree, or inside a submodule
-            return None
+            return {}
 
-    def busy(self) -> str:
+    def busy(self, names: list = BUSY) -> str:
         """Why git's state must not be moved now (a merge, rebase, ... or a lock), or ''."""
-        found = [name for name in BUSY if Path(self.repo.git_dir, name).exists()]
+        found = [name for name in names if Path(self.repo.git_dir, name).exists()]
         return f".git/{found[0]} exists: {WHY}" if found else ""
 
-    def save(self, before: dict, message: str) -> str:
-        """Commit the agent's change; returns a note for the model when git refused."""
-        if "busy" in before:  # committing now would tangle with the user's merge or rebase
-            ui.warning(f"No checkpoint, so no /undo, for this change: {before['busy']}.")
-            return f" No checkpoint was made: {before['busy']}."
+    def save(self, before: dict, new: Path, message: str) -> None:
+        """Commit the file `new` as the agent's change to before["path"], before it is moved into
+        place; when git cannot, `new` is removed and Refused raised: the change is not made."""
         path, head, message = before["path"], self._head(), f"[amas] {message}"
         try:
-            after = self._hash(path, write=True)
-            entry = ["100755" if os.access(self.root / path, os.X_OK) else "100644", after]
+            after = self._hash(new, write=True)
+            entry = ["100755" if os.access(new, os.X_OK) else "100644"]
+            entry += [self.git("hash-object", "-w", f"--path={path}", "--", str(new))]
             tree, parent = self._tree(head, {path: entry}), ["-p", head] if head else []
-            commit = self.git("commit-tree", tree, *parent, "-m", message, env=self.env)
+            commit = self.git("commit-tree", tree, *parent, "-m", message)
             self._update_index({path: entry})  # the step that can meet a lock: before the move
             self._move(commit, head)
-        except GitCommandError as e:
-            return f" No checkpoint was made: git said {' '.join(e.stderr.split())[:200]}"
+        except GitCommandError as e:  # a change git cannot record is not made
+            new.unlink()
+            raise Refused(f"not applied: git refused the checkpoint ({e.stderr.strip()[:200]})")
         record = {**before, "commit": commit, "parent": head, "after": after, "entry": entry}
         state = self.load()
         state["undo"].append({**record, "message": message, "time": time.strftime("%F %T")})
         self.store({**state, "redo": []})
-        return ""
 
     def undo(self, n: int | str = 0) -> str:
         return self._repeat(n or 1, undo=True)
@@ -91,7 +92,7 @@ class Checkpoint:
     def _repeat(self, n: int | str, undo: bool) -> str:
         if not self.repo or self.busy():
             raise Refused(f"{self.busy()}; finish it, then try again." if self.repo else NO_REPO)
-        if not str(n).isdigit() or not int(n):
+        if not str(n).isdecimal() or not int(n):
             raise Refused(f"Expected a number of checkpoints, not {n!r}.")
         done, verb = [], "Undid" if undo else "Redid"
         for _ in range(int(n)):
@@ -126,15 +127,13 @@ class Checkpoint:
 
     def _check(self, rec: dict, at: str | None, undo: bool) -> None:
         head, short = self._head(), rec["commit"][:7]
-        if head != at and undo:
-            raise Refused(f"HEAD {(head or '')[:7]} was committed after {short}; it stays as is.")
         if head != at:
-            raise Refused("HEAD has moved since the undo, so a redo would rewrite newer history.")
+            raise Refused(f"HEAD {(head or '')[:7]} was committed after {short}; it stays.")
         if undo and self.git("branch", "-r", "--contains", head):
             raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
         if self.git("ls-files", "-u", "--", rec["path"]):
             raise Refused(f"{rec['path']} has merge conflicts; resolve them first, nothing undone.")
-        if self._hash(rec["path"]) != (rec["after"] if undo else rec["before"]):
+        if self._hash(self.root / rec["path"]) != (rec["after"] if undo else rec["before"]):
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 
     def _head(self) -> str | None:
@@ -144,20 +143,21 @@ class Checkpoint:
         """Move the branch from old to new; git checks old, so a racing commit is never lost."""
         self.git("update-ref", *(["HEAD", new, old or "0" * 40] if new else ["-d", "HEAD", old]))
 
-    def _hash(self, path: str, write: bool = False) -> str | None:
-        exists = (self.root / path).is_file()
-        return self.git("hash-object", *(["-w"] if write else []), "--", path) if exists else None
+    def _hash(self, path: Path, write: bool = False) -> str | None:
+        """The blob of the file's exact bytes (no autocrlf, filters or ident); None: no file."""
+        command = ["hash-object", *(["-w"] if write else []), "--no-filters", "--", str(path)]
+        return self.git(*command) if path.is_file() else None
 
     def _index(self, path: str) -> list | None:
-        return self.git("ls-files", "-s", "--", path).split()[:2] or None
+        return self.git("ls-files", "-s", "-z", "--", path).split()[:2] or None
 
     def _update_index(self, entries: dict, env: dict | None = None) -> None:
         """Set index entries from {path: [mode, sha] or None (remove it)} in one git call."""
-        lines = "".join(f"{' '.join(e or ['0', '0' * 40])}\t{p}\n" for p, e in entries.items())
-        with tempfile.TemporaryFile() as info:
-            info.write(lines.encode())
+        lines = "".join(f"{' '.join(e or ['0', '0' * 40])}\t{p}\0" for p, e in entries.items())
+        with tempfile.TemporaryFile() as info:  # NUL-terminated: any name, quotes and all
+            info.write(os.fsencode(lines))
             info.seek(0)
-            self.git("update-index", "--index-info", istream=info, env=env)
+            self.git("update-index", "-z", "--index-info", istream=info, env=env)
 
     def _tree(self, base: str | None, entries: dict) -> str:
         with tempfile.TemporaryDirectory() as tmp:
@@ -180,5 +180,5 @@ class Checkpoint:
         blobs = {r[k] for r in state["undo"] + state["redo"] for k in ("before", "after") if r[k]}
         tree = self._tree(None, {sha: ["100644", sha] for sha in blobs})
         parents = [arg for r in state["redo"] for arg in ("-p", r["commit"])]
-        keep = self.git("commit-tree", tree, *parents, "-m", "amas undo data", env=self.env)
+        keep = self.git("commit-tree", tree, *parents, "-m", "amas undo data")
         self.git("update-ref", "refs/amas/keep", keep)

@@ -19,7 +19,8 @@ def read_yaml(path: Path) -> dict:
 
 
 DEFAULT_CONFIG = read_yaml(Path(__file__).with_name("defaults.yaml"))
-PERSONAL = ("api_base", "auto_accept", "yolo")  # a cloned repository's config may not set these
+# A cloned repository's config may not set what runs a program, moves data out or skips a question.
+PERSONAL = ("api_base", "api_key", "browser_path", "auto_accept", "yolo")
 SECRET, MASK = re.compile("key|token|secret|password"), "***"
 
 

@@ -4,7 +4,6 @@ Volume, Spotlight (`mdfind`) and listing or quitting apps are one AppleScript or
 
 import subprocess
 import sys
-from pathlib import Path
 
 from amas_code import tools
 from amas_code.tools import STATE, ToolError
@@ -14,7 +13,7 @@ SET_CLIPBOARD = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
 
 
 def run(*command: str) -> str:
-    """Run osascript or open; stdout, or ToolError with what went wrong."""
+    """Run osascript; its stdout, or ToolError with what went wrong."""
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     if done.returncode:
         raise ToolError(f"{command[0]} failed: {done.stderr.strip()[:300]}")
@@ -26,12 +25,6 @@ def applescript(script: str) -> str:
     if not tools.allowed("Run this AppleScript?", not STATE["config"].get("yolo")):
         return "The user declined to run this AppleScript."
     return run("osascript", "-e", script) or tools.EMPTY
-
-
-def mac_open(target: str) -> str:
-    """Open an application by name, a file or a URL."""
-    app = "://" not in target and not Path(target).exists()
-    return run("open", *(["-a"] if app else []), target) or f"Opened {target}."
 
 
 def mac_notify(title: str, message: str) -> str:
@@ -47,4 +40,4 @@ def mac_clipboard(text: str = "") -> str:
 
 
 if sys.platform == "darwin":
-    tools.register(applescript, mac_open, mac_notify, mac_clipboard)
+    tools.register(applescript, mac_notify, mac_clipboard)

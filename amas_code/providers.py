@@ -1,5 +1,7 @@
 """The one place that talks to a model: complete() around litellm, imported on first use."""
 
+import ast
+import json
 import os
 import re
 import time
@@ -9,6 +11,10 @@ from amas_code.config import redact
 RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
 HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
 WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
+NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
+THINKING = re.compile(r"^.*</think>|<think>.*", re.S | re.I)  # closed, unopened (R1) or cut off
+MARKUP = r"(?:<[^<>]*>|\[\w+\]|json|[^\w<\[])*$"  # name to JSON: >, [ARGS], <｜tool▁sep｜>, ```json
+QUOTES = ("`", "'", '"')  # a call quoted in a sentence is prose, not a call
 
 
 class ProviderError(Exception):
@@ -80,3 +86,52 @@ def classify(error: Exception, config: dict) -> ProviderError:
     kind = "tools" if tools_refused else ""
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
     return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind)
+
+
+def written_calls(text: str, names: list[str]) -> list[dict]:
+    """Tool calls written as text, in any family's format, never inside <think>: as JSON, failing
+    that as Python calls name(key=value), as Llama 3.2 and Gemma's tool_code write them."""
+    text, known = THINKING.sub("", text or ""), "|".join(names)
+    found = json_calls(text, names)
+    if not found:  # at a line's start, in a [list] or after a tag: never inside a sentence
+        starts = re.finditer(rf"(?:^|[\[,>])\s*({known})\(", text, re.M)
+        found = [(m[1], python_call(text, m.start(1))) for m in starts]
+    calls = [{"name": n, "arguments": a} for n, a in found if a is not None]
+    return [{"id": f"text_{i}", "type": "function", "function": c} for i, c in enumerate(calls)]
+
+
+def json_calls(text: str, names: list[str]) -> list[tuple]:
+    """Each JSON object (or list of them) naming a known tool under a usual key: Hermes/Qwen
+    <tool_call>, Llama {"name", "parameters"}, Mistral [TOOL_CALLS] [...], fenced blocks, bare. Or JSON
+    arguments right after a tool's name: <function=name>{…}, Mistral name[ARGS]{…}, DeepSeek
+    name<｜tool▁sep｜>```json {…}```. JSON quoted inside a sentence is not a call."""
+    found, end, known = [], 0, "|".join(names)
+    for start in (m.start() for m in re.finditer(r"[{\[]", text) if m.start() >= end):
+        try:
+            data, end = json.JSONDecoder().raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        data = [] if text[start - 1 : start] in QUOTES else data
+        for item in data if isinstance(data, list) else [data]:
+            item = item if isinstance(item, dict) else {}
+            item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
+            name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
+            args = next((item[k] for k in ARG_KEYS if k in item), {})
+            if name is None and (before := re.search(rf"\b({known}){MARKUP}", text[:start])):
+                name, args = before[1], item
+            args = json.dumps(args) if isinstance(args, dict) else args
+            found += [(name, args)] if name in names and isinstance(args, str) else []
+    return found
+
+
+def python_call(text: str, start: int) -> str | None:
+    """The keyword arguments of the call written at text[start:] as JSON; None when it is not a call
+    of literals JSON can hold. At most 50 closing parentheses are tried: a long reply stays cheap."""
+    ends = [i + 1 for i, char in enumerate(text[start : start + 20_000], start) if char == ")"]
+    for end in ends[:50]:
+        try:
+            call = ast.parse(text[start:end], mode="eval").body
+            return json.dumps({k.arg: ast.literal_eval(k.value) for k in call.keywords})
+        except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError, MemoryError):
+            continue
+    return None

@@ -8,11 +8,14 @@ from pathlib import Path
 
 import yaml
 
+from amas_code.tools import ToolError, create_own, head, inside, project_files
+
 PROMPTS = yaml.safe_load(Path(__file__).with_name("prompts.yaml").read_text())
 SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
 NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
 LANGUAGES = yaml.safe_load(Path(__file__).with_name("languages.yaml").read_text())
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
+MAX_SOURCE = 1_000_000  # a generated 30 MB file took minutes and gigabytes
 
 
 @functools.cache
@@ -30,18 +33,17 @@ def definitions(path: Path, language: str) -> tuple[dict, str]:
     from tree_sitter import QueryCursor
 
     parser, query = grammar(language)
-    tree = parser.parse(path.read_bytes())
+    tree = parser.parse(head(path, MAX_SOURCE)[0])  # a FIFO named x.py never blocks; 1 MB at most
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
     names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
-    owner, found = {n.parent.id: n for n in names}, {}
+    found, enclosing = {}, []  # (end, members) of the definitions around the current one
     for node in names:
-        chain, up = [node], node.parent.parent
-        while up:
-            chain, up = ([owner[up.id]] if up.id in owner else []) + chain, up.parent
-        level = found
-        for link in chain:
-            level = level.setdefault(link.text.decode(errors="replace"), {})
+        while enclosing and enclosing[-1][0] <= node.parent.start_byte:
+            enclosing.pop()
+        level = enclosing[-1][1] if enclosing else found
+        members = level.setdefault(node.text.decode(errors="replace"), {})
+        enclosing.append((node.parent.end_byte, members))
     return found, "parse errors; what parsed is mapped" if tree.root_node.has_error else ""
 
 
@@ -52,41 +54,31 @@ def outline(names: dict) -> str:
 
 def init() -> str:
     """Map the project's definitions into .amas/map.md; returns a one-line summary."""
-    from amas_code.tools import project_files
-
     by_extension = {e: lang for lang, spec in LANGUAGES.items() for e in spec["extensions"]}
     lines, broken, unknown = [], [], []
     for name in project_files("."):
         language = by_extension.get(Path(name).suffix)
         try:
             found, problem = definitions(Path(name), language) if language else ({}, "")
-        except (OSError, ImportError, ValueError) as e:  # unreadable, wheel missing, bad grammar
+        except (OSError, ImportError, ValueError, ToolError) as e:  # wheel missing, bad grammar
             found, problem = {}, f"{type(e).__name__}: {e}"
         unknown += [] if language else [name]
         broken += [f"{name} ({problem})"] if problem else []
         lines += [f"{name}: {outline(found)}"] if found else []
     notes = [f"Broken: {b}" for b in broken] + [f"No grammar: {', '.join(unknown)}"] * bool(unknown)
-    MAP.parent.mkdir(exist_ok=True)
-    MAP.write_text("\n".join(["# Project map (amas init)", *lines, *notes]) + "\n")
+    create_own(MAP, "\n".join(["# Project map (amas init)", *lines, *notes, ""]).encode())
     return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
 
 
 def skills() -> list[dict]:
-    """.amas/skills/*.md and <name>/SKILL.md; YAML front matter may give description and triggers."""
-    found = []
-    for path in sorted(p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file()):
-        text = path.read_text(errors="replace")
-        head, _, body = text[4:].partition("\n---\n") if text[:4] == "---\n" else ("", "", "")
-        try:
-            meta = yaml.safe_load(head) if body else {}
-        except yaml.YAMLError:
-            meta = {}
-        meta, body = (meta, body) if isinstance(meta, dict) and body else ({}, text)
-        name = path.parent.name if path.name == "SKILL.md" else path.stem
-        triggers = meta.get("triggers") or re.split(r"[-_ ]+", name)
-        triggers = triggers if isinstance(triggers, list) else str(triggers).split(",")
-        found.append({**meta, "name": name, "triggers": list(map(str, triggers)), "body": body})
-    return found
+    """.amas/skills/*.md and <name>/SKILL.md; the words of a skill's name are its keywords."""
+    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file())
+    paths = sorted(p for p in found if inside(p))
+    names = [path.parent.name if path.name == "SKILL.md" else path.stem for path in paths]
+    bodies = [path.read_text("utf-8", "replace") for path in paths]
+    return [
+        {"name": n, "triggers": re.split(r"[-_ ]+", n), "body": b} for n, b in zip(names, bodies)
+    ]
 
 
 def words(text: str) -> str:
@@ -102,7 +94,7 @@ def active(messages: list) -> list[dict]:
 def system_prompt(messages: list, tools_text: str = "") -> str:
     """The spec's template, filled in every turn with the map, the rule files and the matching
     skills; the map is cut so that the whole prompt stays under 2000 tokens."""
-    rules = [Path(name) for name in RULE_FILES if Path(name).is_file()]
+    rules = [Path(name) for name in RULE_FILES if Path(name).is_file() and inside(name)]
     context = [f"## {path}\n{path.read_text(errors='replace')}" for path in rules]
     context += [f"## Skill: {s['name']}\n{s['body']}" for s in active(messages)]
     prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text

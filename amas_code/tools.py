@@ -1,6 +1,5 @@
 """The model's tools: TOOLS holds their schemas, HANDLERS the functions; run() never raises."""
 
-import ast
 import inspect
 import json
 import os
@@ -16,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from amas_code import ui
+from amas_code.checkpoint import Refused
 from amas_code.config import DEFAULT_CONFIG, MASK, redact
 
 TOOLS: list[dict] = []
@@ -24,9 +24,6 @@ TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
-NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
-THINKING = re.compile(r"^.*</think>|<think>.*", re.S)  # closed, unopened (R1) or cut-off reasoning
-MARKUP = r"(?:<[^<>]*>|\[\w+\]|json|[^\w<\[])*$"  # between a name and its JSON: >, [ARGS], <｜tool▁sep｜>, ```json
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
 RULES = yaml.safe_load(Path(__file__).with_name("destructive.yaml").read_text())
 SEPARATORS = "();<>|&`\n"
@@ -36,7 +33,8 @@ class ToolError(Exception):
     """A tool cannot do what was asked; run() hands the message to the model."""
 
 
-REPORTED: tuple = (ToolError, re.error)  # errors whose message run() gives the model as its result
+# Errors whose message run() gives the model as the result.
+REPORTED: tuple = (ToolError, Refused, re.error, RecursionError)
 
 
 def register(*handlers) -> None:
@@ -56,6 +54,8 @@ def run(name: str, args: dict | str) -> str:
         return f"{MALFORMED} unknown tool {name!r}; available: {', '.join(HANDLERS)}"
     try:
         kwargs = json.loads(args or "{}") if isinstance(args, str) else args
+        if not isinstance(kwargs, dict):
+            raise TypeError("the arguments must be a JSON object of parameter names and values")
         wrong = [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]
         if wrong:
             raise TypeError(f"wrong type for {', '.join(wrong)}; see the tool's parameters")
@@ -68,43 +68,6 @@ def run(name: str, args: dict | str) -> str:
         return f"Error: {e.strerror or e}: {e.filename or name}"
     except REPORTED as e:
         return f"Error: {(str(e).strip() or type(e).__name__).splitlines()[0]}"
-
-
-def text_calls(text: str) -> list[dict]:
-    """Tool calls written as text, in any family's format, never inside <think>. Each JSON object (or
-    list of them) naming a known tool under a usual key: Hermes/Qwen <tool_call>, Llama {"name",
-    "parameters"}, Mistral [TOOL_CALLS] [...], fenced blocks, bare. Or JSON arguments right after a tool's
-    name: <function=name>{…}, Mistral name[ARGS]{…}, DeepSeek name<｜tool▁sep｜>```json {…}```. Failing
-    those, Python calls name(key=value), as Llama 3.2 and Gemma's tool_code write them."""
-    text, found, end = THINKING.sub("", text or ""), [], 0
-    names = "|".join(HANDLERS)
-    for start in (m.start() for m in re.finditer(r"[{\[]", text) if m.start() >= end):
-        try:
-            data, end = json.JSONDecoder().raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        for item in data if isinstance(data, list) else [data]:
-            item = item.get("function", item) if isinstance(item, dict) else {}  # OpenAI's shape
-            name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
-            args = next((item[k] for k in ARG_KEYS if k in item), {})
-            if name is None and (before := re.search(rf"\b({names}){MARKUP}", text[:start])):
-                name, args = before[1], item
-            found += [(name, args)] if name in HANDLERS and isinstance(args, (dict, str)) else []
-    if not found:
-        found = [(m[1], python_call(text, m.start())) for m in re.finditer(rf"\b({names})\(", text)]
-    calls = [{"name": n, "arguments": a if isinstance(a, str) else json.dumps(a)} for n, a in found]
-    return [{"id": f"text_{i}", "type": "function", "function": c} for i, c in enumerate(calls)]
-
-
-def python_call(text: str, start: int) -> dict:
-    """The keyword arguments of the call written at text[start:], as literals; {} when it is not one."""
-    for end in (i + 1 for i, char in enumerate(text) if char == ")" and i > start):
-        try:
-            call = ast.parse(text[start:end], mode="eval").body
-            return {k.arg: ast.literal_eval(k.value) for k in call.keywords}
-        except (SyntaxError, ValueError, AttributeError):
-            continue
-    return {}
 
 
 def describe() -> str:
@@ -154,8 +117,7 @@ def allowed(question: str, risky: bool = False) -> bool:
 
 def inside(path: str | Path) -> bool:
     """Whether a path, symlinks followed, is in the project."""
-    root, real = Path(STATE["root"]).resolve(), Path(os.path.realpath(path))
-    return real == root or root in real.parents
+    return Path(os.path.realpath(path)).is_relative_to(Path(STATE["root"]).resolve())
 
 
 def confine(path: str, write: bool = False) -> Path:
@@ -195,24 +157,40 @@ def read_file(path: str) -> str:
 
 
 def change_file(path: str, new: str, verb: str) -> str:
-    """Diff, ask unless auto-accept, write, checkpoint: the one road every file change takes."""
+    """Diff, ask unless auto-accept, checkpoint, write: the one road every file change takes."""
     target, checkpoint = confine(path, write=True), STATE["checkpoint"]
     old = target.read_bytes().decode("utf-8", "surrogateescape") if target.exists() else ""
     if MASK in new and redact(old, STATE["config"]) != old:  # it was shown to the model masked
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
+    before = checkpoint.before(target) if checkpoint else {}
+    if "unsaved" in before:
+        ui.warning(f"No checkpoint, so no /undo, for this change: {before['unsaved']}.")
     if not allowed(f"Apply this change to {path}?"):
         return f"The user declined the change to {path}; nothing was written."
-    before = checkpoint.before(target) if checkpoint else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    # A new file renamed into place: atomic, and never written through a hard link.
-    real = Path(os.path.realpath(target))
-    fresh = real.with_name(f".{real.name}.amas-new")
-    fresh.write_bytes(new.encode("utf-8", "surrogateescape"))
+    real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
+    data = new.encode("utf-8", "surrogateescape")
+    fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
     shutil.copymode(real, fresh) if real.exists() else None
+    checkpoint.save(before, fresh, f"{verb} {path}") if "path" in before else None
     os.replace(fresh, real)
-    note = checkpoint.save(before, f"{verb} {path}") if before else ""
-    return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines).{note}"
+    return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines)."
+
+
+def create_own(path: Path, data: bytes, append: bool = False) -> Path:
+    """Write a file Amas Code itself keeps in the project: inside it, never through a symlink, and
+    created exclusively unless it is appended to."""
+    if not inside(path.parent):
+        raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
+    path.parent.mkdir(exist_ok=True)
+    path.unlink(
+        missing_ok=True
+    ) if not append else None  # a planted symlink: itself, not its target
+    how = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_EXCL)
+    with open(os.open(path, how, 0o644), "wb") as file:
+        file.write(data)
+    return path
 
 
 def write_file(path: str, content: str) -> str:
@@ -303,15 +281,10 @@ def search_files(pattern: str, path: str = ".") -> str:
 
 def search_google(query: str) -> str:
     """Search the web with Google; returns numbered titles, URLs and descriptions."""
-    from googlesearch import search
-    from requests import RequestException
+    from googlesearch import search  # its network errors are OSErrors: run() reports them
 
-    try:
-        timeout = STATE["config"].get("web_timeout", 10)
-        found = list(search(query, num_results=8, advanced=True, timeout=timeout))
-    except RequestException as e:
-        why = re.split(r" for url|: Max retries", str(e))[0]  # drop the long query URL
-        raise ToolError(f"web search failed: {type(e).__name__}: {why}") from None
+    timeout = STATE["config"].get("web_timeout", 10)
+    found = search(query, num_results=8, advanced=True, timeout=timeout)
     lines = [f"{i}. {r.title}\n   {r.url}\n   {r.description}" for i, r in enumerate(found, 1)]
     return "\n".join(lines) or f"No results for {query!r} (or Google refused to answer)."
 
@@ -342,4 +315,3 @@ def fetch_url(url: str) -> str:
 
 register(read_file, write_file, create_file, edit_file, shell_command, search_files, list_files)
 register(search_google, fetch_url)
-from amas_code import browser, mac  # noqa: E402,F401  (they register their own tools)

@@ -1,5 +1,6 @@
 """Checkpoints and undo in real git repositories: the user's work is never lost."""
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -204,11 +205,18 @@ def test_checkpoint_objects_survive_gc(repo):
     assert Path("A").read_text() == "precious uncommitted work\n"
 
 
-def test_a_git_failure_is_reported_not_raised(repo):
+def test_a_change_git_cannot_checkpoint_is_not_made(repo):
     Path(".git/index.lock").write_text("")  # another git process holds the index
-    result = agent_write("A", "A by agent\n")
-    assert "No checkpoint was made" in result and "index.lock" in result
-    assert Path("A").read_text() == "A by agent\n"
+    with pytest.raises(Refused, match="not applied.*index.lock"):
+        agent_write("A", "A by agent\n")
+    result = tools.run("write_file", {"path": "A", "content": "A by agent\n"})
+    assert result.startswith("Error: not applied") and "index.lock" in result
+    assert Path("A").read_text() == "A committed\n" and sorted(os.listdir()) == [
+        ".git",
+        "A",
+        "B",
+        "D",
+    ]
     assert git(repo, "log", "--format=%s") == "user: initial\n"
 
 

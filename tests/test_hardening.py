@@ -278,12 +278,13 @@ def diverge(repo: Path) -> None:
     git(repo, "commit", "-qam", "user: main change")
 
 
-def test_an_edit_during_a_merge_makes_no_checkpoint_and_undo_cannot_lose_the_merge(repo):
+def test_an_edit_during_a_merge_makes_no_checkpoint_and_undo_cannot_lose_the_merge(repo, capsys):
     diverge(repo)
     assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode
     as_agent(repo)
     result = tools.run("write_file", {"path": "a.txt", "content": "OURS and THEIRS\n"})
-    assert "No checkpoint was made: .git/MERGE_HEAD exists" in result
+    warned = "No checkpoint, so no /undo, for this change: .git/MERGE_HEAD exists"
+    assert result.startswith("Wrote a.txt") and warned in capsys.readouterr().out
     with pytest.raises(Refused, match="MERGE_HEAD"):
         Checkpoint(".").undo()
     git(repo, "add", "a.txt")
@@ -307,13 +308,14 @@ def test_undo_never_touches_a_path_with_conflict_stages(repo):
     assert git(repo, "ls-files", "-u", "b.txt").count("b.txt") == 3
 
 
-def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo):
+def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo, capsys):
     diverge(repo)
     git(repo, "checkout", "-q", "topic")
     assert subprocess.run(["git", "rebase", "-q", "main"], cwd=repo, capture_output=True).returncode
     as_agent(repo)
-    assert "No checkpoint was made" in tools.run(
-        "write_file", {"path": "a.txt", "content": "both\n"}
+    assert tools.run("write_file", {"path": "a.txt", "content": "both\n"}).startswith("Wrote")
+    assert (
+        "No checkpoint, so no /undo, for this change: .git/rebase-merge" in capsys.readouterr().out
     )
     git(repo, "add", "a.txt")
     subprocess.run(

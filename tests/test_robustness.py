@@ -7,6 +7,7 @@ import pytest
 from conftest import amas, terminal
 from fake_llm import text, tool, tools
 
+from amas_code import providers
 from amas_code import tools as amas_tools
 from amas_code.agent import PROMPTS, RESULTS, Agent
 
@@ -58,12 +59,16 @@ def test_text_written_tool_calls_run_in_text_mode(llm, config, written, mode):
     assert result.startswith(RESULTS) and "read_file:    1 | alpha" in result
 
 
+def written(text: str) -> list[dict]:
+    return providers.written_calls(text, list(amas_tools.HANDLERS))
+
+
 def test_text_calls_ignore_json_that_is_not_a_tool_call():
-    assert amas_tools.text_calls('```json\n{"name": "my-package", "version": "1.0"}\n```') == []
-    assert amas_tools.text_calls("```json\n[1, 2]\n```\n```json\n{broken\n```") == []
+    assert written('```json\n{"name": "my-package", "version": "1.0"}\n```') == []
+    assert written("```json\n[1, 2]\n```\n```json\n{broken\n```") == []
     prose = 'The config is {"path": "a.txt", "mode": 1} and print(path="x") is Python.'
-    assert amas_tools.text_calls(prose) == []
-    assert amas_tools.text_calls('{"name": "rm_everything", "arguments": {}}') == []  # unknown
+    assert written(prose) == []
+    assert written('{"name": "rm_everything", "arguments": {}}') == []  # unknown
 
 
 def test_a_call_written_inside_think_never_runs(llm, config):
@@ -74,7 +79,7 @@ def test_a_call_written_inside_think_never_runs(llm, config):
     llm.queue(text(thinking))
     assert Agent({**config, "tool_mode": "text", "auto_accept": True}).turn("2+2?") == 0
     assert len(llm.requests) == 1 and not Path("x").exists()
-    assert amas_tools.text_calls('<think>{"name": "list_files", "arguments": {}}') == []  # cut off
+    assert written('<think>{"name": "list_files", "arguments": {}}') == []  # cut off
 
 
 def test_native_calls_win_over_written_ones(llm, config):

@@ -44,29 +44,31 @@ def test_without_rule_files_the_prompt_says_so(llm, config):
     assert "(no rules.md, AGENTS.md or CLAUDE.md in this project)" in system_of(llm.requests[0])
 
 
-def test_skills_are_included_only_when_the_conversation_matches(llm, config, isolated, capsys):
+def test_skills_are_included_only_when_the_conversation_matches(llm, config, isolated, tmp_path):
     write_tree(isolated, {".amas/skills/docker.md": "DOCKER-SKILL: use multi-stage builds.\n"})
     write_tree(isolated, {".amas/skills/css-style.md": "CSS-SKILL: use rem units.\n"})
-    release = "---\ndescription: How we ship\ntriggers: [deploy, ship it]\n---\nRELEASE-SKILL: tag first.\n"
-    write_tree(isolated, {".amas/skills/release/SKILL.md": release})
     write_tree(
-        isolated, {".amas/skills/broken.md": "---\ntriggers: [unclosed\n---\nBROKEN-SKILL\n"}
-    )
-    write_tree(isolated, {".amas/skills/odd.md": "---\ntriggers: 42\n---\nODD-SKILL\n"})
-    write_tree(
-        isolated,
-        {".amas/skills/docker-compose.md": "---\nno closing line, so no front matter: docker\n"},
+        isolated, {".amas/skills/deploy/SKILL.md": "---\nname: deploy\n---\nRELEASE-SKILL\n"}
     )
     (isolated / ".amas/skills/dangling.md").symlink_to(isolated / "missing.md")
+    (tmp_path / "outside.md").write_text("OUTSIDE-SKILL\n")
+    (isolated / ".amas/skills/docker-x.md").symlink_to(tmp_path / "outside.md")  # leads outside
     llm.queue(text("ok"), text("ok"))
     agent = Agent(config)
     agent.turn("Please deploy the Docker image")
     system = system_of(llm.requests[0])
-    assert "DOCKER-SKILL" in system and "RELEASE-SKILL: tag first." in system
-    assert "CSS-SKILL" not in system and "BROKEN-SKILL" not in system and "triggers:" not in system
-    assert "ODD-SKILL" not in system and "no closing line, so no front matter" in system
+    assert "DOCKER-SKILL" in system and "RELEASE-SKILL" in system
+    assert "CSS-SKILL" not in system and "OUTSIDE-SKILL" not in system
     agent.turn("now the CSS style for the header")
     assert "CSS-SKILL" in system_of(llm.requests[1])
+
+
+def test_rule_files_that_lead_outside_the_project_are_not_sent(llm, config, isolated, tmp_path):
+    (tmp_path / "secret.txt").write_text("PRIVATE KEY MATERIAL\n")
+    (isolated / "AGENTS.md").symlink_to(tmp_path / "secret.txt")
+    llm.queue(text("ok"))
+    Agent(config).turn("hi")
+    assert "PRIVATE KEY MATERIAL" not in system_of(llm.requests[0])
 
 
 def test_long_conversations_compact_by_themselves_and_keep_tool_pairs(llm, config, isolated):
