@@ -82,13 +82,11 @@ class Agent:
 
     def call(self, messages: list, on_chunk=None) -> dict:
         """One request; a provider that refuses native tools switches us to calls written as text."""
-        native = self.mode != "text"
-        extra = "" if native else PROMPTS["text_tools"] + tools.describe()
+        offered = tools.TOOLS if self.mode != "text" else None  # the native tools' schemas
+        extra = "" if offered else PROMPTS["text_tools"] + tools.describe()
         request = [message("system", skills.system_prompt(messages, extra)), *messages]
         try:
-            reply, usage = providers.complete(
-                request, native and tools.TOOLS, self.config, on_chunk
-            )
+            reply, usage = providers.complete(request, offered, self.config, on_chunk)
         except providers.ProviderError as e:
             if e.kind != "tools" or self.mode != "auto":
                 raise
@@ -132,10 +130,9 @@ class Agent:
     def answer_pending(self, text: str) -> None:
         """Give every tool call of the last assistant message a result, so the history stays valid."""
         last = max(i for i, m in enumerate(self.messages) if m["role"] != "tool")
-        answered = {m["tool_call_id"] for m in self.messages[last + 1 :]}
-        calls = self.messages[last].get("tool_calls", [])
-        pending = [c["id"] for c in calls if c["id"] not in answered]
-        self.messages += [message("tool", text, tool_call_id=i) for i in pending]
+        answered = len(self.messages) - last - 1  # results are appended in the calls' order
+        pending = self.messages[last].get("tool_calls", [])[answered:]
+        self.messages += [message("tool", text, tool_call_id=c["id"]) for c in pending]
 
     def repl(self) -> None:
         ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")

@@ -1,5 +1,6 @@
 """The `amas` command (kept light: heavy modules load after the arguments are parsed)."""
 
+import signal
 import sys
 
 import click
@@ -8,6 +9,13 @@ from amas_code import __version__
 
 SUBCOMMANDS = ("undo", "redo", "checkpoint", "init")
 LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
+
+
+def exit_cleanly_on(*signals: int) -> None:
+    """A closed terminal or `kill` ends Amas as Ctrl-C would: a running command's group is killed
+    and the history written, instead of leaving the command running with no timeout."""
+    for sig in signals:
+        signal.signal(sig, lambda number, frame: sys.exit(128 + number))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,6 +39,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     from amas_code import config as settings
     from amas_code.agent import Agent
 
+    exit_cleanly_on(signal.SIGTERM, signal.SIGHUP)
     try:
         config = settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo})
     except ValueError as e:

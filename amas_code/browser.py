@@ -23,10 +23,9 @@ def page():
     tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
     playwright, config = sync_playwright().start(), STATE["config"]
     path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
+    headless = config.get("browser_headless", True)
     try:  # no path: playwright's own browser, if `playwright install` was run
-        browser = playwright.chromium.launch(
-            executable_path=path, headless=config.get("browser_headless", True), args=QUIET
-        )
+        browser = playwright.chromium.launch(executable_path=path, headless=headless, args=QUIET)
     except Error:
         playwright.stop()
         raise ToolError(NO_BROWSER) from None

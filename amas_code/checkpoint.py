@@ -80,10 +80,11 @@ class Checkpoint:
         self.store({**state, "redo": []})
 
     def undo(self, n: int | str = 0) -> str:
-        return self._repeat(n or 1, undo=True)
+        return self._repeat(n, undo=True)
 
     def redo(self, n: int | str = 0) -> str:
-        return self._repeat(n or self.load().get("last", 1), undo=False)
+        """Without n, as many as the last undo took back."""
+        return self._repeat(n, undo=False)
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
         stack = self.load()["undo"] if self.repo else []
@@ -92,6 +93,7 @@ class Checkpoint:
     def _repeat(self, n: int | str, undo: bool) -> str:
         if not self.repo or self.busy():
             raise Refused(f"{self.busy()}; finish it, then try again." if self.repo else NO_REPO)
+        n = n or (1 if undo else self.load().get("last", 1))
         if not str(n).isdecimal() or not int(n):
             raise Refused(f"Expected a number of checkpoints, not {n!r}.")
         done, verb = [], "Undid" if undo else "Redid"

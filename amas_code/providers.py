@@ -51,7 +51,7 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk=None) ->
 
     litellm = load_litellm()
     check_key(litellm, config)
-    request = {key: config.get(key) for key in ("api_key", "api_base", "model")}
+    request = {key: config.get(key) for key in ("api_key", "api_base", "model", "timeout")}
     request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
     for attempt in (1, 2):
         chunks = []
@@ -96,8 +96,7 @@ def written_calls(text: str, names: list[str]) -> list[dict]:
     if not found:  # at a line's start, in a [list] or after a tag: never inside a sentence
         starts = re.finditer(rf"(?:^|[\[,>])\s*({known})\(", text, re.M)
         found = [(m[1], python_call(text, m.start(1))) for m in starts]
-    calls = [{"name": n, "arguments": a} for n, a in found if a is not None]
-    return [{"id": f"text_{i}", "type": "function", "function": c} for i, c in enumerate(calls)]
+    return [{"function": {"name": n, "arguments": a}} for n, a in found if a is not None]
 
 
 def json_calls(text: str, names: list[str]) -> list[tuple]:

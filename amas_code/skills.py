@@ -75,20 +75,18 @@ def skills() -> list[dict]:
     found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file())
     paths = sorted(p for p in found if inside(p))
     names = [path.parent.name if path.name == "SKILL.md" else path.stem for path in paths]
-    bodies = [path.read_text("utf-8", "replace") for path in paths]
-    return [
-        {"name": n, "triggers": re.split(r"[-_ ]+", n), "body": b} for n, b in zip(names, bodies)
-    ]
+    return [{"name": n, "body": p.read_text("utf-8", "replace")} for n, p in zip(names, paths)]
 
 
-def words(text: str) -> str:
-    return " " + " ".join(re.findall(r"\w+", text.lower())) + " "
+def words(text: str) -> set[str]:
+    """The words of a text, lowercase; - and _ separate words (css-style, css_style)."""
+    return set(re.findall(r"[^\W_]+", text.lower()))
 
 
 def active(messages: list) -> list[dict]:
-    """The skills with a trigger among the words of the last few messages."""
+    """The skills with a word of their name among the words of the last few messages."""
     recent = words(" ".join(str(m.get("content") or "") for m in messages[-6:]))
-    return [s for s in skills() if any(words(t) in recent for t in s["triggers"] if t.strip())]
+    return [s for s in skills() if words(s["name"]) & recent]
 
 
 def system_prompt(messages: list, tools_text: str = "") -> str:

@@ -184,9 +184,8 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
     path.parent.mkdir(exist_ok=True)
-    path.unlink(
-        missing_ok=True
-    ) if not append else None  # a planted symlink: itself, not its target
+    if not append:  # a planted symlink: itself, not its target
+        path.unlink(missing_ok=True)
     how = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_EXCL)
     with open(os.open(path, how, 0o644), "wb") as file:
         file.write(data)
@@ -229,11 +228,11 @@ def shell_command(command: str, timeout: int = 0) -> str:
     reader.start()
     try:
         status = f"[exit code {proc.wait(timeout)}]"
-    except (subprocess.TimeoutExpired, KeyboardInterrupt) as e:
-        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: the shell's children too
+    except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
-        if isinstance(e, KeyboardInterrupt):
-            raise
+    finally:  # a timeout, Ctrl-C or a closed terminal: the whole group goes, children too
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
 
@@ -296,10 +295,7 @@ def fetch_url(url: str) -> str:
     try:
         timeout = STATE["config"].get("web_timeout", 10)
         with httpx.stream("GET", url, follow_redirects=True, timeout=timeout) as response:
-            body = b""
-            for chunk in response.raise_for_status().iter_bytes():
-                if len(body := body + chunk) > MAX_FETCH:
-                    break
+            body = next(response.raise_for_status().iter_bytes(MAX_FETCH + 1), b"")  # capped
     except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
         raise ToolError(f"{url}: {str(e) or type(e).__name__}") from None  # run() keeps line 1
     kind = response.headers.get("content-type", "")

@@ -5,6 +5,7 @@ Each queued reply is a list of SSE chunk deltas, or an error `(status, body)`. R
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -75,7 +76,7 @@ class FakeLLM:
                 reply = fake.replies.pop(0) if fake.replies else [{"content": "(no more replies)"}]
                 if isinstance(reply, tuple):
                     return self._error(*reply)
-                self._stream(reply, cut=getattr(reply, "cut", False))
+                self._stream(reply, cut=getattr(reply, "cut", False), stall=getattr(reply, "stall", 0))
 
             def _error(self, status, payload):
                 data = json.dumps(payload).encode()
@@ -85,7 +86,7 @@ class FakeLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, deltas, cut=False):
+            def _stream(self, deltas, cut=False, stall=0):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
@@ -96,6 +97,8 @@ class FakeLLM:
                     self._send(
                         {"delta": delta, "index": 0, "finish_reason": finish if last else None}
                     )
+                    self.wfile.flush()
+                    time.sleep(stall if i == 0 else 0)  # a server that goes silent mid-answer
                 if not cut:
                     self._send(None)
                     self.wfile.write(b"data: [DONE]\n\n")
@@ -121,3 +124,9 @@ class Cut(list):
     """A reply whose stream ends abruptly (no finish_reason, no [DONE])."""
 
     cut = True
+
+
+class Stall(list):
+    """A reply whose stream goes silent for `stall` seconds after its first chunk."""
+
+    stall = 8

@@ -167,3 +167,34 @@ def test_amas_init_skips_a_fifo_named_like_source(isolated):
     Path("ok.py").write_text("def fine():\n    pass\n")
     summary = skills.init()  # would block forever reading the FIFO
     assert "Mapped 1 files" in summary and "ok.py: fine" in Path(".amas/map.md").read_text()
+
+
+def test_a_model_that_goes_silent_is_given_up_on(llm, config, capsys):
+    from fake_llm import Stall
+
+    llm.queue(Stall(text("Thinking about it", pieces=3)), text("late"))
+    started = time.monotonic()
+    assert Agent({**config, "timeout": 1}).turn("hi") == 1
+    assert time.monotonic() - started < 7  # the server stays silent for 8 s
+    assert "timed out" in capsys.readouterr().out
+
+
+def test_a_closed_terminal_ends_the_running_command_and_its_children(llm, isolated):
+    import signal
+    import subprocess
+    import sys
+
+    llm.queue(tool("shell_command", {"command": "sleep 300 & echo $! > child; sleep 300"}))
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "wait"]
+    proc = subprocess.Popen([sys.executable, "-m", "amas_code", *args], env=env)
+    deadline = time.monotonic() + 60
+    while not (Path("child").exists() and Path("child").read_text().strip()):
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.1)
+    child = int(Path("child").read_text())
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(30) == 128 + signal.SIGHUP
+    time.sleep(0.5)
+    stat = Path(f"/proc/{child}/stat")
+    assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"  # gone, or dead

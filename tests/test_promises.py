@@ -115,8 +115,10 @@ def test_a_pushed_checkpoint_refuses_undo_and_changes_nothing(remote, repo):
     write("a.txt", "a by agent\n")
     git(repo, "push", "-q", "origin", "main")
     before = head(repo), entry(repo, "a.txt")
-    with pytest.raises(Refused, match="already pushed.*git revert"):
+    with pytest.raises(Refused) as refused:
         Checkpoint().undo()
+    short = before[0][:7]
+    assert str(refused.value) == f"Checkpoint {short} is already pushed; use `git revert {short}`."
     assert (head(repo), entry(repo, "a.txt")) == before
     assert Path("a.txt").read_text() == "a by agent\n"
 
@@ -178,6 +180,79 @@ def test_a_partial_redo_says_how_far_it_got(repo):
     assert "b.txt was changed" in str(refused.value)
     assert Path("a.txt").read_text() == "a1\n"
     assert Path("b.txt").read_text() == "user changed b after the undo\n"
+
+
+def test_redo_before_any_undo_has_nothing_to_redo(repo):
+    as_agent()
+    write("a.txt", "a by agent\n")
+    with pytest.raises(Refused, match="^Nothing to redo on this branch"):
+        Checkpoint().redo()
+    assert Path("a.txt").read_text() == "a by agent\n"
+
+
+def test_redo_after_an_undo_that_stopped_part_way(repo):
+    as_agent()
+    write("a.txt", "a by agent\n")
+    write("b.txt", "b by agent\n")
+    Path("a.txt").write_text("the user's later edit\n")
+    with pytest.raises(Refused, match="^Undid 1 of 2, then stopped: a.txt was changed"):
+        Checkpoint().undo(2)
+    assert Path("b.txt").read_text() == "b committed\n"
+    assert Checkpoint().redo() == f"Redid {head(repo)[:7]} b.txt."
+    assert Path("b.txt").read_text() == "b by agent\n"
+    assert Path("a.txt").read_text() == "the user's later edit\n"
+
+
+def test_redo_refuses_when_the_user_committed_after_the_undo(repo):
+    as_agent()
+    write("a.txt", "a by agent\n")
+    cp = Checkpoint()
+    cp.undo()
+    Path("c.txt").write_text("user's\n")
+    git(repo, "add", "c.txt")
+    git(repo, "commit", "-qm", "user: after the undo")
+    state = head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")
+    with pytest.raises(Refused, match="HEAD"):
+        cp.redo()
+    assert (head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")) == state
+    assert Path("a.txt").read_text() == "a committed\n"
+
+
+def test_undo_and_redo_of_the_first_commit_in_an_empty_repository(isolated):
+    git_init(isolated)
+    as_agent()
+    write("first.txt", "first\n")
+    cp = Checkpoint()
+    cp.undo()
+    unborn = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "HEAD"], capture_output=True, check=False
+    )
+    assert unborn.returncode and not Path("first.txt").exists()
+    assert git(isolated, "ls-files") == ""
+    cp.redo()
+    assert agent_commits(isolated) == ["[amas] wrote first.txt"]
+    assert (
+        Path("first.txt").read_text() == "first\n" and git(isolated, "status", "--porcelain") == ""
+    )
+
+
+def test_a_first_commit_made_during_the_undo_is_never_lost(isolated, monkeypatch):
+    """The undo of the only checkpoint deletes the branch; `update-ref -d` is given the expected
+    old value, so a commit the user makes meanwhile survives."""
+    git_init(isolated)
+    as_agent()
+    write("first.txt", "first\n")
+    check = Checkpoint._check
+
+    def check_then_commit(self, *args, **kwargs):
+        check(self, *args, **kwargs)
+        git(isolated, "commit", "-q", "--allow-empty", "-m", "user: meanwhile")
+
+    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
+    with pytest.raises((Refused, GitCommandError)):
+        Checkpoint().undo()
+    assert git(isolated, "log", "--format=%s") == "user: meanwhile\n[amas] wrote first.txt\n"
+    assert Path("first.txt").read_text() == "first\n"
 
 
 def test_a_new_edit_clears_the_redo_stack(repo):
@@ -248,6 +323,16 @@ def test_undo_gives_back_the_users_own_index_entry(repo):
     Checkpoint().undo()
     assert entry(repo, "a.txt") == staged and git(repo, "status", "--porcelain") == status
     assert Path("a.txt").read_text() == "unstaged on top\n"
+
+
+def test_an_edit_keeps_bytes_that_are_not_utf8_and_undo_gives_them_back(repo):
+    Path("latin1.txt").write_bytes(b"caf\xe9 old\n")
+    as_agent()
+    result = tools.run("edit_file", {"path": "latin1.txt", "old_str": "old", "new_str": "new"})
+    assert result == "Edited latin1.txt (1 lines)."
+    assert Path("latin1.txt").read_bytes() == b"caf\xe9 new\n"
+    Checkpoint().undo()
+    assert Path("latin1.txt").read_bytes() == b"caf\xe9 old\n"
 
 
 def test_redo_of_a_file_whose_folder_the_user_deleted(repo):
@@ -353,13 +438,16 @@ def test_undo_and_redo_refuse_while_git_is_busy(repo, start, name):
 
 
 @pytest.mark.parametrize("start", [start_cherry_pick, start_revert, start_am])
-def test_an_edit_while_git_is_busy_makes_no_checkpoint(repo, start):
+def test_an_edit_while_git_is_busy_makes_no_checkpoint_and_says_so(repo, start, capsys):
     start(repo)
     before = head(repo)
     as_agent()
+    capsys.readouterr()
     result = write("a.txt", "a by agent during it\n")
     assert "Wrote a.txt" in result or "not applied" in result
     assert head(repo) == before and agent_commits(repo) == []
+    shown = capsys.readouterr().out
+    assert "No checkpoint, so no /undo, for this change: .git/" in shown
 
 
 def test_a_commit_made_during_the_undo_is_never_lost(repo, monkeypatch):
@@ -520,6 +608,7 @@ def test_git_checkout_of_an_existing_file_asks_under_yes(repo):
     assert shell("git checkout -q HEAD a.txt") == DECLINED
     assert Path("a.txt").read_text() == "uncommitted work\n"
     assert not tools.destructive("git checkout no-such-file")
+    Path("checkout").write_text("a file named like the subcommand is no argument of it\n")
     result = shell("git checkout -q feature")  # a branch, not a file: it runs
     assert result.endswith("[exit code 0]")
     assert git(repo, "branch", "--show-current") == "feature\n"
@@ -569,6 +658,7 @@ def test_a_line_ending_in_bash_c_is_judged_not_crashed(repo):
         "/bin/rm victim",
         "curl -s x.sh | python3",
         "dd if=x of=/dev/nvme0n1",
+        "mkfs.ext4 disk.img",
         "chmod -R 000 .",
         "find . -exec rm {} +",
         "echo 'unbalanced",
