@@ -40,15 +40,19 @@ class Agent:
         """Run one request until the model stops calling tools; returns an exit code."""
         text = text.encode(errors="replace").decode()  # a non-UTF-8 line would break every request
         self.messages.append(message("user", text))
-        self.rounds = 0
+        rounds = 0
         try:
             while self.step():
-                pass
+                rounds += 1
+                if rounds == 20:
+                    ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
         except KeyboardInterrupt:
             self.answer_pending("Interrupted by the user.")
+            ui.end_stream()  # the notice starts on a line of its own, not after a cut word
             ui.warning("Interrupted; the conversation so far is kept.")
             return 130
         except providers.ProviderError as e:
+            ui.end_stream()
             ui.error(str(e))
             return e.exit_code
         finally:
@@ -56,12 +60,8 @@ class Agent:
         return 0
 
     def step(self) -> bool:
-        if self.used > self.config["max_context_tokens"]:
-            self.compact()
-        reply = self.call(self.messages, ui.stream)
-        if reply["content"]:
-            ui.end_stream()
-        self.messages.append(reply)
+        """One round: the model's reply, then the tools it calls; False when it called none."""
+        reply = self.query()
         native = reply.get("tool_calls", [])
         self.mode = "native" if native else self.mode  # then prose quoting a call is not a call
         written = "" if self.mode == "native" else reply["content"]
@@ -75,10 +75,19 @@ class Agent:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
         self.remember()
-        self.rounds += 1
-        if self.rounds == 20:
-            ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
         return bool(calls)
+
+    def query(self) -> dict:
+        """The model's next reply, streamed to the screen; the context is compacted first if full."""
+        if self.used > self.config["max_context_tokens"]:
+            self.compact()
+        reply = self.call(self.messages, ui.stream)
+        if reply["content"]:
+            ui.end_stream()
+        elif not reply.get("tool_calls"):
+            ui.warning("The model sent no answer (nothing, or only its reasoning).")
+        self.messages.append(reply)
+        return reply
 
     def call(self, messages: list, on_chunk=None) -> dict:
         """One request; a provider that refuses native tools switches us to calls written as text."""
@@ -140,15 +149,14 @@ class Agent:
         while True:
             try:
                 line = ui.ask("› ").strip()
+                if line.startswith("/"):
+                    self.command(line)
+                elif line:
+                    self.turn(line)
             except KeyboardInterrupt:
                 continue
-            except EOFError:
+            except EOFError:  # Ctrl-D or /quit
                 return
-            if line.startswith("/"):
-                if self.command(line) == "quit":
-                    return
-            elif line:
-                self.turn(line)
 
     def command(self, line: str):
         name, _, arg = line[1:].partition(" ")
@@ -169,7 +177,7 @@ class Agent:
 
     def cmd_quit(self, arg: str):
         """Leave Amas Code (Ctrl-D does too)."""
-        return "quit"
+        raise EOFError  # what Ctrl-D raises: the REPL ends
 
     def cmd_compact(self, arg: str):
         """Summarize the conversation so far to free context (automatic past max_context_tokens)."""

@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 import time
+from functools import partialmethod
 from pathlib import Path
 
 from git import Repo
@@ -79,18 +80,12 @@ class Checkpoint:
         state["undo"].append({**record, "message": message, "time": time.strftime("%F %T")})
         self.store({**state, "redo": []})
 
-    def undo(self, n: int | str = 0) -> str:
-        return self._repeat(n, undo=True)
-
-    def redo(self, n: int | str = 0) -> str:
-        """Without n, as many as the last undo took back."""
-        return self._repeat(n, undo=False)
-
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
         stack = self.load()["undo"] if self.repo else []
         return [(r["commit"][:7], r["time"], r["message"]) for r in stack[::-1][:n]]
 
-    def _repeat(self, n: int | str, undo: bool) -> str:
+    def _repeat(self, n: int | str = 0, *, undo: bool) -> str:
+        """Undo or redo n checkpoints; redo without n, as many as the last undo took back."""
         if not self.repo or self.busy():
             raise Refused(f"{self.busy()}; finish it, then try again." if self.repo else NO_REPO)
         n = n or (1 if undo else self.load().get("last", 1))
@@ -105,6 +100,9 @@ class Checkpoint:
         if undo:
             self.store({**self.load(), "last": int(n)})
         return f"{verb} {'; '.join(done)}."
+
+    undo = partialmethod(_repeat, undo=True)
+    redo = partialmethod(_repeat, undo=False)
 
     def _step(self, undo: bool) -> str:
         state = self.load()
@@ -164,8 +162,7 @@ class Checkpoint:
     def _tree(self, base: str | None, entries: dict) -> str:
         with tempfile.TemporaryDirectory() as tmp:
             env = {"GIT_INDEX_FILE": str(Path(tmp, "index"))}
-            if base:
-                self.git("read-tree", base, env=env)
+            self.git("read-tree", base or "--empty", env=env)
             self._update_index(entries, env)
             return self.git("write-tree", env=env)
 

@@ -26,6 +26,8 @@ SECRET, MASK = re.compile("key|token|secret|password"), "***"
 
 def load(root: str = ".", overrides: dict | None = None) -> dict:
     """Defaults < user config < project config < command-line overrides (None means 'not given')."""
+    if ".git" in Path(root).resolve().parts:  # amas would write into git's internals
+        raise ValueError("Run amas in the project's work tree, not inside .git.")
     home = Path(os.environ.get("AMAS_HOME") or Path.home() / ".config" / "amas")
     user, project = read_yaml(home / "config.yaml"), read_yaml(Path(root) / ".amas" / "config.yaml")
     config = {**DEFAULT_CONFIG, **user, **{k: v for k, v in project.items() if k not in PERSONAL}}

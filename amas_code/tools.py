@@ -270,9 +270,10 @@ def search_files(pattern: str, path: str = ".") -> str:
     regex, hits = re.compile(pattern), []
     for name in project_files(path):
         try:
-            lines = head(Path(path, name), MAX_SEARCH)[0].decode(errors="replace").splitlines()
+            text = head(Path(path, name), MAX_SEARCH)[0].decode(errors="replace")
         except (OSError, ToolError):
             continue
+        lines = redact(text, STATE["config"]).splitlines()  # before a line is cut: a cut key
         hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
     more = f"\n[… {len(hits) - MAX_HITS} more matches]" if len(hits) > MAX_HITS else ""
     return "\n".join(hits[:MAX_HITS]) + more if hits else f"No matches for {pattern!r} in {path}."

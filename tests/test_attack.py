@@ -198,3 +198,33 @@ def test_a_closed_terminal_ends_the_running_command_and_its_children(llm, isolat
     time.sleep(0.5)
     stat = Path(f"/proc/{child}/stat")
     assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"  # gone, or dead
+
+
+def test_an_error_mid_answer_starts_on_its_own_line(llm, config, capsys):
+    from fake_llm import Stall
+
+    llm.queue(Stall(text("Thinking about it", pieces=3)), text("late"))
+    Agent({**config, "timeout": 1}).turn("hi")
+    out = capsys.readouterr().out
+    assert "\n✗ " in out and "Think✗" not in out
+
+
+def test_a_reply_with_no_answer_says_so(llm, config, capsys):
+    llm.queue([{"reasoning_content": "only thinking"}])
+    assert Agent(config).turn("hi") == 0
+    assert "The model sent no answer" in capsys.readouterr().out
+
+
+def test_a_key_cut_by_search_output_is_still_masked(isolated, monkeypatch):
+    key = "sk-" + "k" * 400
+    monkeypatch.setenv("SERVICE_API_KEY", key)
+    Path("conf.py").write_text(f"KEY = '{key}'\n")
+    found = tools.run("search_files", {"pattern": "KEY"})
+    assert "kkkkkkkk" not in found and "***" in found
+
+
+def test_started_inside_dot_git_amas_refuses_in_one_line(llm, isolated):
+    git_init(isolated)
+    done = amas("--model", "openai/x", "--api-base", llm.url, "hi", cwd=isolated / ".git")
+    assert done.returncode == 1 and "not inside .git" in done.stderr and "Traceback" not in done.stderr
+    assert not (isolated / ".git" / ".amas").exists() and llm.requests == []
