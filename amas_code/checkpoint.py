@@ -128,7 +128,7 @@ class Checkpoint:
     def _check(self, rec: dict, at: str | None, undo: bool) -> None:
         head, short = self._head(), rec["commit"][:7]
         if head != at:
-            raise Refused(f"HEAD {(head or '')[:7]} was committed after {short}; it stays.")
+            raise Refused(f"HEAD moved since {short} (to {(head or '-')[:7]}); it stays as is.")
         if undo and self.git("branch", "-r", "--contains", head):
             raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
         if self.git("ls-files", "-u", "--", rec["path"]):
@@ -137,7 +137,9 @@ class Checkpoint:
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 
     def _head(self) -> str | None:
-        return self.repo.head.commit.hexsha if self.repo.head.is_valid() else None
+        """HEAD's commit, from a git process of its own: GitPython's long-lived `cat-file`, which
+        Ctrl-C kills along with the command it interrupts, would leave us blind to HEAD."""
+        return self.git("rev-parse", "-q", "--verify", "HEAD", with_exceptions=False) or None
 
     def _move(self, new: str | None, old: str | None) -> None:
         """Move the branch from old to new; git checks old, so a racing commit is never lost."""

@@ -85,7 +85,8 @@ def ask(message: str) -> str:
 
 
 def confirm(question: str) -> bool:
-    """Yes/no, default no. With no terminal nobody can answer, so the answer is no."""
+    """Yes/no, default no. With no terminal nobody can answer, so the answer is no. Ctrl-C is
+    not an answer: it goes up and ends the turn, as it does anywhere else."""
     if not INTERACTIVE:
         warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo everything)")
         return False
@@ -95,5 +96,5 @@ def confirm(question: str) -> bool:
         tcflush(sys.stdin, TCIFLUSH)
     try:
         return ask(f"{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
-    except (EOFError, KeyboardInterrupt):
+    except EOFError:
         return False

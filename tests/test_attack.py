@@ -228,3 +228,30 @@ def test_started_inside_dot_git_amas_refuses_in_one_line(llm, isolated):
     done = amas("--model", "openai/x", "--api-base", llm.url, "hi", cwd=isolated / ".git")
     assert done.returncode == 1 and "not inside .git" in done.stderr and "Traceback" not in done.stderr
     assert not (isolated / ".git" / ".amas").exists() and llm.requests == []
+
+
+def test_checkpoints_survive_ctrl_c_killing_gits_helper_processes(repo):
+    """Ctrl-C reaches every process of the terminal's group: GitPython's long-lived `cat-file`
+    helpers die with the command the user interrupted. Undo and new edits must still work."""
+    import signal
+    import subprocess
+
+    checkpoint = tools.STATE["checkpoint"]
+    tools.run("write_file", {"path": "keep", "content": "agent\n"})
+    checkpoint.repo.head.commit.hexsha  # as GitPython does: starts its helper processes
+    helpers = subprocess.run(["pgrep", "-P", str(os.getpid()), "git"], capture_output=True, text=True)
+    for pid in helpers.stdout.split():
+        os.kill(int(pid), signal.SIGINT)
+    time.sleep(0.2)
+    assert tools.run("write_file", {"path": "keep", "content": "agent 2\n"}).startswith("Wrote")
+    assert "Undid" in checkpoint.undo(2) and Path("keep").read_text() == "k\n"
+
+
+def test_ctrl_c_at_a_question_ends_the_turn_not_just_the_change(llm, config):
+    from conftest import terminal
+
+    Path("a.py").write_text("x = 1\n")
+    llm.queue(tool("write_file", {"path": "a.py", "content": "x = 2\n"}), text("carrying on"))
+    with terminal("\x03"):
+        assert Agent(config).turn("change it") == 130
+    assert Path("a.py").read_text() == "x = 1\n" and len(llm.requests) == 1
