@@ -77,10 +77,10 @@ def describe() -> str:
 
 
 def destructive(line: str) -> bool:
-    """Whether a shell line can destroy work: each simple command in it (split on ; && || | $( ) and
-    backticks, read with shlex) is judged against destructive.yaml."""
+    """Whether a shell line can destroy work: each simple command in it (split on newlines, ; && ||
+    | $( ) and backticks, read with shlex) is judged against destructive.yaml."""
     try:
-        tokens = list(shlex.shlex(line, posix=True, punctuation_chars=SEPARATORS))
+        tokens = [*shlex.shlex(line.replace("\n", ";"), posix=True, punctuation_chars=SEPARATORS)]
     except ValueError:
         return True  # unbalanced quotes: no telling what runs, so ask
     commands = [[]]

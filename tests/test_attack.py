@@ -255,3 +255,9 @@ def test_ctrl_c_at_a_question_ends_the_turn_not_just_the_change(llm, config):
     with terminal("\x03"):
         assert Agent(config).turn("change it") == 130
     assert Path("a.py").read_text() == "x = 1\n" and len(llm.requests) == 1
+
+
+@pytest.mark.parametrize("line", ["echo hi\nrm -f victim", "echo hi\r\nrm -rf /", "ls\ngit clean -fd"])
+def test_a_newline_separates_commands_for_the_judge(line):
+    assert tools.destructive(line)
+    assert not tools.destructive(line.replace("rm", "ls").replace("clean -fd", "status"))
