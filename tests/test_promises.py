@@ -123,6 +123,19 @@ def test_a_pushed_checkpoint_refuses_undo_and_changes_nothing(remote, repo):
     assert Path("a.txt").read_text() == "a by agent\n"
 
 
+def test_checkpoints_work_when_amas_starts_in_a_subfolder(repo, monkeypatch):
+    Path("src/pkg").mkdir(parents=True)
+    monkeypatch.chdir("src/pkg")
+    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
+    assert write("mod.py", "x = 1\n") == "Wrote mod.py (1 lines)."
+    assert agent_commits(repo) == ["[amas] wrote mod.py"]
+    assert git(repo, "show", "--name-only", "--format=", "HEAD") == "src/pkg/mod.py\n"
+    done = amas("undo")
+    assert done.returncode == 0 and "src/pkg/mod.py" in done.stdout, done.stdout + done.stderr
+    assert not Path("mod.py").exists() and agent_commits(repo) == []
+
+
 def test_git_gc_between_an_undo_and_its_redo(repo):
     Path("a.txt").write_text("uncommitted user edit\n")
     as_agent()
@@ -277,6 +290,15 @@ def test_history_lists_the_newest_first_and_undo_takes_it_back(repo):
     assert shown[0][0] == head(repo)[:7]
     Checkpoint().undo()
     assert next(m for _, _, m in Checkpoint().history()) == "[amas] wrote b.txt"
+
+
+def test_history_shows_the_latest_twenty_by_default(repo):
+    as_agent()
+    for i in range(21):
+        write("a.txt", f"a{i}\n")
+    shown = Checkpoint().history()
+    assert len(shown) == 20 and shown[0][0] == head(repo)[:7]
+    assert shown[-1][0] == git(repo, "rev-parse", "HEAD~19").strip()[:7]
 
 
 # Exact bytes and index entries -------------------------------------------------------------------
@@ -698,10 +720,6 @@ def test_under_yes_a_destructive_command_is_declined_while_an_ordinary_one_runs(
     assert shell("rm -f victim") == "[exit code 0]" and not Path("victim").exists()
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a newline is not yet a command separator (issue #26); being fixed in tools.py",
-)
 def test_a_newline_separates_commands(repo):
     as_agent()
     Path("victim").write_text("keep\n")
