@@ -249,19 +249,24 @@ def test_undo_and_redo_of_the_first_commit_in_an_empty_repository(isolated):
     )
 
 
+def commit_during_the_checks(monkeypatch, root: Path) -> None:
+    """The user commits between an undo's checks and its move of the branch."""
+    check = Checkpoint._check
+
+    def check_then_commit(self, *args, **kwargs):
+        check(self, *args, **kwargs)
+        git(root, "commit", "-q", "--allow-empty", "-m", "user: meanwhile")
+
+    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
+
+
 def test_a_first_commit_made_during_the_undo_is_never_lost(isolated, monkeypatch):
     """The undo of the only checkpoint deletes the branch; `update-ref -d` is given the expected
     old value, so a commit the user makes meanwhile survives."""
     git_init(isolated)
     as_agent()
     write("first.txt", "first\n")
-    check = Checkpoint._check
-
-    def check_then_commit(self, *args, **kwargs):
-        check(self, *args, **kwargs)
-        git(isolated, "commit", "-q", "--allow-empty", "-m", "user: meanwhile")
-
-    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
+    commit_during_the_checks(monkeypatch, isolated)
     with pytest.raises((Refused, GitCommandError)):
         Checkpoint().undo()
     assert git(isolated, "log", "--format=%s") == "user: meanwhile\n[amas] wrote first.txt\n"
@@ -500,13 +505,7 @@ def test_a_commit_made_during_the_undo_is_never_lost(repo, monkeypatch):
 def test_a_refused_undo_leaves_the_index_as_it_was(repo, monkeypatch):
     as_agent()
     write("a.txt", "a by agent\n")
-    check = Checkpoint._check
-
-    def check_then_commit(self, *args, **kwargs):
-        check(self, *args, **kwargs)
-        git(repo, "commit", "-q", "--allow-empty", "-m", "user: meanwhile")
-
-    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
+    commit_during_the_checks(monkeypatch, repo)
     with pytest.raises((Refused, GitCommandError)):
         Checkpoint().undo()
     assert git(repo, "status", "--porcelain") == ""  # the index still matches HEAD and the file
