@@ -4,12 +4,11 @@ import inspect
 import json
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
 import threading
-from fnmatch import fnmatch, fnmatchcase
+from fnmatch import fnmatch
 from pathlib import Path
 
 import yaml
@@ -26,7 +25,8 @@ MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_0
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
 RULES = yaml.safe_load(Path(__file__).with_name("destructive.yaml").read_text())
-SEPARATORS = "();<>|&`\n"
+REWRITE = [(re.compile(pattern, re.S), replacement) for pattern, replacement in RULES["rewrite"]]
+SCRIPTS, ASK = (re.compile("|".join(RULES[key]), re.S) for key in ("scripts", "ask"))
 
 
 class ToolError(Exception):
@@ -77,38 +77,37 @@ def describe() -> str:
 
 
 def destructive(line: str) -> bool:
-    """Whether a shell line can destroy work: each simple command in it (split on newlines, ; && ||
-    | $( ) and backticks, read with shlex) is judged against destructive.yaml."""
-    try:
-        tokens = [*shlex.shlex(line.replace("\n", ";"), posix=True, punctuation_chars=SEPARATORS)]
-    except ValueError:
-        return True  # unbalanced quotes: no telling what runs, so ask
-    commands = [[]]
-    for token in tokens:
-        commands += [[]] if set(token) <= set(SEPARATORS) else [commands.pop() + [token]]
-    names = set(re.findall(r"[\w.-]+", line))  # quoted parts too: sh -c "$(curl …)"
-    remote_code = names & set(RULES["downloads"]) and names & set(RULES["interpreters"])
-    disk = any(token.startswith(tuple(RULES["disks"])) for token in tokens)
-    return bool(remote_code) or disk or any(map(judge, commands))
+    """Whether a shell line can destroy work: tree-sitter-bash finds every command in it, wherever it
+    stands, and destructive.yaml judges each; a line that does not parse asks (no telling what runs)."""
+    from tree_sitter import QueryCursor
+
+    from amas_code.skills import grammar  # skills imports this module
+
+    parser, query = grammar("bash")
+    tree = parser.parse(line.encode(errors="surrogateescape"))
+    found = QueryCursor(query).captures(tree.root_node)
+    scripts = [node.text.decode(errors="replace") for node in found.get("script", [])]
+    commands = {render(node) for node in found.get("command", [])}
+    decided = tree.root_node.has_error or "ask" in found
+    return decided or any(map(destructive, scripts)) or any(map(judge, commands))
 
 
-def judge(words: list[str]) -> bool:
-    """Whether one simple command, as words, is in destructive.yaml."""
-    while words and (words[0] in RULES["wrappers"] or re.match(r"-|\d|\w+=", words[0])):
-        words = words[1:]  # env A=1, nice -n 5, timeout 9, xargs -0: the program comes after
-    program, args = Path(words[0] if words else "").name.split(".")[0], words[1:]
-    if program in RULES["interpreters"] and "-c" in args[:-1]:
-        return destructive(args[args.index("-c") + 1])
-    rules = RULES["programs"].get(program)
-    if program == "git":
-        while args and args[0].startswith("-"):  # global options: -C dir, -c k=v, --no-pager
-            args = args[2:] if args[0] in ("-C", "-c") else args[1:]
-        subcommand, args = (args[0], args[1:]) if args else ("", [])
-        rules = RULES["git"].get(subcommand)
-        if subcommand == "checkout" and any(Path(a).exists() for a in args):
-            return True  # git checkout FILE throws away its uncommitted edits
-    args += [f"-{flag}" for a in args if re.fullmatch(r"-\w{2,}", a) for flag in a[1:]]
-    return rules == "*" or any(fnmatchcase(a, rule) for a in args for rule in rules or [])
+def render(command) -> str:
+    """A command as one line of words separated by single spaces, one level of quoting removed:
+    `bash -lc 'rm -rf "my dir"'` becomes `bash -lc rm -rf "my dir"`; A=1 before it is left out."""
+    start = (command.child_by_field_name("name") or command).start_byte - command.start_byte
+    words = re.sub(r"\\\n|[ \t]+", " ", command.text[start:].decode(errors="replace"))
+    return re.sub(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", r"\1\2\3", words, flags=re.S)
+
+
+def judge(command: str) -> bool:
+    """Whether one command, rendered as a line of words, can destroy work by destructive.yaml."""
+    for pattern, replacement in REWRITE:
+        command = pattern.sub(replacement, command)
+    script, checkout = SCRIPTS.search(command), re.match(RULES["paths"], command, re.S)
+    if checkout and any(Path(word).exists() for word in checkout[1].split()):
+        return True
+    return bool(ASK.search(command) or script and destructive(script[script.lastindex]))
 
 
 def allowed(question: str, risky: bool = False) -> bool:
