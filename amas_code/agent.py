@@ -65,7 +65,7 @@ class Agent:
         native = reply.get("tool_calls", [])
         self.mode = "native" if native else self.mode  # then prose quoting a call is not a call
         written = "" if self.mode == "native" else reply["content"]
-        calls = native or providers.written_calls(written, [*tools.HANDLERS])
+        calls = native or providers.written_calls(written, tools.TYPES)
         results = []
         for call in calls:
             results.append(self.execute(call))

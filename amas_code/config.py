@@ -18,7 +18,12 @@ def read_yaml(path: Path) -> dict:
     return data
 
 
-DEFAULT_CONFIG = read_yaml(Path(__file__).with_name("defaults.yaml"))
+def packaged(name: str) -> dict:
+    """One of the YAML files of data that ship beside the code (defaults, prompts, rules, formats)."""
+    return read_yaml(Path(__file__).with_name(name))
+
+
+DEFAULT_CONFIG = packaged("defaults.yaml")
 # A cloned repository's config may not set what runs a program, moves data out or skips a question.
 PERSONAL = ("api_base", "api_key", "browser_path", "auto_accept", "yolo")
 SECRET, MASK = re.compile("key|token|secret|password"), "***"

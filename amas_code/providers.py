@@ -6,14 +6,14 @@ import os
 import re
 import time
 
-from amas_code.config import redact
+from amas_code.config import packaged, redact
 
 RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
 HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
 WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
 NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
-THINKING = re.compile(r"^.*</think>|<think>.*", re.S | re.I)  # closed, unopened (R1) or cut off
-MARKUP = r"(?:<[^<>]*>|\[\w+\]|json|[^\w<\[])*$"  # name to JSON: >, [ARGS], <｜tool▁sep｜>, ```json
+FORMATS = packaged("formats.yaml")
+MARKUP = FORMATS["markup"]  # between a tool's name and its JSON arguments
 QUOTES = ("`", "'", '"')  # a call quoted in a sentence is prose, not a call
 
 
@@ -88,24 +88,16 @@ def classify(error: Exception, config: dict) -> ProviderError:
     return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind)
 
 
-def written_calls(text: str, names: list[str]) -> list[dict]:
-    """Tool calls written as text, in any family's format, never inside <think>: as JSON, failing
-    that as Python calls name(key=value), as Llama 3.2 and Gemma's tool_code write them."""
-    text, known = THINKING.sub("", text or ""), "|".join(names)
-    found = json_calls(text, names)
-    if not found:  # at a line's start, in a [list] or after a tag: never inside a sentence
-        starts = re.finditer(rf"(?:^|[\[,>])\s*({known})\(", text, re.M)
-        found = [(m[1], python_call(text, m.start(1))) for m in starts]
-    return [{"function": {"name": n, "arguments": a}} for n, a in found if a is not None]
-
-
-def json_calls(text: str, names: list[str]) -> list[tuple]:
-    """Each JSON object (or list of them) naming a known tool under a usual key: Hermes/Qwen
-    <tool_call>, Llama {"name", "parameters"}, Mistral [TOOL_CALLS] [...], fenced blocks, bare. Or JSON
-    arguments right after a tool's name: <function=name>{…}, Mistral name[ARGS]{…}, DeepSeek
-    name<｜tool▁sep｜>```json {…}```. JSON quoted inside a sentence is not a call."""
-    found, end, known = [], 0, "|".join(names)
-    for start in (m.start() for m in re.finditer(r"[{\[]", text) if m.start() >= end):
+def written_calls(text: str, types: dict) -> list[dict]:
+    """Tool calls written as text, in any family's format, never inside reasoning: formats.yaml's
+    rewrites turn each family's markup into JSON, then each JSON object (or list of them) naming a
+    known tool under a usual key is a call, or JSON arguments right after a tool's name. JSON quoted
+    inside a sentence is not a call. `types` maps each tool's name to its parameters' types."""
+    for rule in FORMATS["rewrite"]:  # an `as:` rule is a re.sub template, a `pair:` rule is read
+        find = rule["find"].replace("TOOLS", "|".join(types))
+        text = re.sub(find, rule.get("as", lambda call: as_json(call, rule, types)), text)
+    found, end, known = [], 0, "|".join(types)
+    for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
         try:
             data, end = json.JSONDecoder().raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
@@ -116,21 +108,28 @@ def json_calls(text: str, names: list[str]) -> list[tuple]:
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
             name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
             args = next((item[k] for k in ARG_KEYS if k in item), {})
-            if name is None and (before := re.search(rf"\b({known}){MARKUP}", text[:start])):
+            if not name and (before := re.search(rf"\b({known}){MARKUP}", text[:start])):
                 name, args = before[1], item
             args = json.dumps(args) if isinstance(args, dict) else args
-            found += [(name, args)] if name in names and isinstance(args, str) else []
-    return found
+            found += [(name, args)] if name in types and isinstance(args, str) else []
+    return [{"function": {"name": name, "arguments": args}} for name, args in found]
 
 
-def python_call(text: str, start: int) -> str | None:
-    """The keyword arguments of the call written at text[start:] as JSON; None when it is not a call
-    of literals JSON can hold. At most 50 closing parentheses are tried: a long reply stays cheap."""
-    ends = [i + 1 for i, char in enumerate(text[start : start + 20_000], start) if char == ")"]
-    for end in ends[:50]:
-        try:
-            call = ast.parse(text[start:end], mode="eval").body
-            return json.dumps({k.arg: ast.literal_eval(k.value) for k in call.keywords})
-        except (SyntaxError, ValueError, TypeError, AttributeError, RecursionError, MemoryError):
-            continue
-    return None
+def as_json(call: re.Match, rule: dict, types: dict) -> str:
+    """A call written with its arguments one by one, as the JSON text the reader then reads; the
+    call's own text when its values cannot be read (a Python call of names: prose, not a call)."""
+    declared, pairs = types.get(call["name"], {}), re.finditer(rule["pair"], call["args"])
+    try:
+        args = {m[1]: typed(m[m.lastindex], declared.get(m[1]), rule) for m in pairs}
+        return json.dumps({"name": call["name"], "arguments": args})
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return call[0]
+
+
+def typed(value: str, kind: type | None, rule: dict):
+    """A value written as text, as its parameter's type: a string keeps its text, a JSON scalar (3,
+    true, null) given for any other is read as JSON, anything else stays text. In a Python call
+    every value is a literal: JSON's scalars (Olmo 3 writes them) or Python's."""
+    python = rule.get("python", False)
+    scalar = (kind is not str or python) and re.fullmatch(FORMATS["scalar"], value)
+    return json.loads(value) if scalar else ast.literal_eval(value) if python else value

@@ -6,14 +6,13 @@ import importlib
 import re
 from pathlib import Path
 
-import yaml
-
+from amas_code.config import packaged
 from amas_code.tools import ToolError, create_own, head, inside, project_files
 
-PROMPTS = yaml.safe_load(Path(__file__).with_name("prompts.yaml").read_text())
+PROMPTS = packaged("prompts.yaml")
 SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
 NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
-LANGUAGES = yaml.safe_load(Path(__file__).with_name("languages.yaml").read_text())
+LANGUAGES = packaged("languages.yaml")
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
 MAX_SOURCE = 1_000_000  # a generated 30 MB file took minutes and gigabytes
 

@@ -11,11 +11,9 @@ import threading
 from fnmatch import fnmatch
 from pathlib import Path
 
-import yaml
-
 from amas_code import ui
 from amas_code.checkpoint import Refused
-from amas_code.config import DEFAULT_CONFIG, MASK, redact
+from amas_code.config import DEFAULT_CONFIG, MASK, packaged, redact
 
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
@@ -24,7 +22,7 @@ STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
-RULES = yaml.safe_load(Path(__file__).with_name("destructive.yaml").read_text())
+RULES = packaged("destructive.yaml")
 REWRITE = [(re.compile(pattern, re.S), replacement) for pattern, replacement in RULES["rewrite"]]
 SCRIPTS, ASK = (re.compile("|".join(RULES[key]), re.S) for key in ("scripts", "ask"))
 

@@ -213,6 +213,37 @@ def bench_init(cwd: str) -> list[tuple]:
     return [("amas init, 1000 stdlib files", init, "", None)]
 
 
+FIRST_JUDGEMENT = """
+import time
+from amas_code import agent, tools
+start = time.perf_counter()
+tools.destructive("git status && rm -rf build")
+print(time.perf_counter() - start)
+"""
+
+
+def bench_readers(cwd: str) -> list[tuple]:
+    """The command judge (tree-sitter-bash and destructive.yaml) and the written-call reader
+    (formats.yaml): the first judgement in a fresh process (it loads the grammar), then medians."""
+    from amas_code import providers, tools
+
+    done = subprocess.run([PY, "-c", FIRST_JUDGEMENT], cwd=cwd, env=ENV, capture_output=True, text=True)
+    first = float(done.stdout.split()[-1])
+    judge = timed(lambda: tools.destructive("git status && rm -rf build"), runs=500)
+    heredoc = "cat > big.txt <<'EOF'\n" + "rm -rf src; git reset --hard\n" * 36_000 + "EOF"
+    words = "git commit -m '" + "word " * 200_000 + "'"
+    prose = "An ordinary answer, with `code`, (parentheses), {braces} and <tags>. " * 300
+    hostile = "<function=read_file><parameter=path>" * 1400 + "[" * 50_000
+    return [
+        ("judge: first command (loads the grammar)", (first, None), "", None),
+        ("judge: one command line, median", (judge, None), "", None),
+        ("judge: 1 MB here-document", (timed(lambda: tools.destructive(heredoc), 5), None), "", None),
+        ("judge: 1 MB commit message", (timed(lambda: tools.destructive(words), 5), None), "", None),
+        ("reader: 20 000-character answer", (timed(lambda: providers.written_calls(prose, tools.TYPES)), None), "", None),
+        ("reader: 100 KB of unclosed tags", (timed(lambda: providers.written_calls(hostile, tools.TYPES), 5), None), "", None),
+    ]
+
+
 BROWSE = """
 import os, sys, threading
 from http.server import HTTPServer, SimpleHTTPRequestHandler
@@ -252,6 +283,7 @@ def fmt(pair) -> str:
         return ""
     secs, rss = pair
     shown = "" if not secs else f"{secs * 1000:.1f} ms" if secs < 1 else f"{secs:.2f} s"
+    shown = f"{secs * 1e6:.0f} µs" if secs and secs < 0.001 else shown
     return shown + (f", {rss:.0f} MiB" if rss else "")
 
 
@@ -267,6 +299,7 @@ def main() -> None:
         # In-process from here on: litellm loads into this process, and a child forked from it
         # reports the parent's size as its own peak RSS, so whole-process rows come first.
         "tools": lambda: bench_tools(llm, work),
+        "readers": lambda: bench_readers(work),
         "checkpoint": lambda: bench_checkpoint(work),  # last: it changes directory
     }
     chosen = sys.argv[1:] or list(sections)  # e.g. `python bench/run.py init one-shot`

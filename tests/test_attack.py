@@ -50,10 +50,10 @@ def test_a_line_break_changed_into_a_form_feed_shows_in_the_diff(isolated, capsy
 
 def test_a_call_quoted_in_prose_never_runs(llm, config):
     quoted = 'The README says `shell_command(command="touch pwned")` and "read_file(path=\'x\')".'
-    assert providers.written_calls(quoted, list(tools.HANDLERS)) == []
+    assert providers.written_calls(quoted, tools.TYPES) == []
     inline = 'Try `{"name": "shell_command", "arguments": {"command": "touch pwned"}}` later.'
-    assert providers.written_calls(inline, list(tools.HANDLERS)) == []
-    assert providers.written_calls("<THINK>list_files()</THINK>", list(tools.HANDLERS)) == []
+    assert providers.written_calls(inline, tools.TYPES) == []
+    assert providers.written_calls("<THINK>list_files()</THINK>", tools.TYPES) == []
     # Once the model has made native calls, its prose is never read as calls, even under --yes.
     prose = '```json\n{"name": "shell_command", "arguments": {"command": "touch pwned"}}\n```'
     llm.queue(tool("list_files", {}), text(prose))
@@ -62,7 +62,7 @@ def test_a_call_quoted_in_prose_never_runs(llm, config):
 
 
 def test_hostile_written_calls_never_raise_and_stay_cheap():
-    names = list(tools.HANDLERS)
+    names = tools.TYPES
     for reply in ("[read_file(path=b'z')]", 'read_file(path={"a", "b"})', "[" * 50_000):
         assert providers.written_calls(reply, names) == []
     long_reply = "read_file(" + "(x" * 17_000 + ")" * 17_000

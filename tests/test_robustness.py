@@ -60,7 +60,7 @@ def test_text_written_tool_calls_run_in_text_mode(llm, config, written, mode):
 
 
 def written(text: str) -> list[dict]:
-    return providers.written_calls(text, list(amas_tools.HANDLERS))
+    return providers.written_calls(text, amas_tools.TYPES)
 
 
 def test_text_calls_ignore_json_that_is_not_a_tool_call():

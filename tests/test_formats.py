@@ -1,0 +1,466 @@
+"""Tool calls written as text by every 2026 family (issue #30), read through formats.yaml's table:
+real outputs as each chat template renders them, calls rendered by each family's rules (one call,
+two, text before, reasoning before, empty arguments, unicode, the family's own markers inside a
+value, typed values), what must never be a call, and hostile text."""
+
+import json
+import time
+
+import pytest
+from conftest import amas
+from fake_llm import text as reply
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from amas_code import providers, tools
+
+TYPES = {**tools.TYPES, "toggle": {"flag": bool, "label": str, "limit": int}}
+
+
+def read(written: str, types: dict = TYPES) -> list[tuple]:
+    """The calls found in a reply, as (name, arguments) pairs."""
+    calls = providers.written_calls(written, types)
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls]
+
+
+# Real outputs, as each family's chat template renders them (see the sources in formats.yaml).
+REAL = {
+    "Qwen3-Coder": "I'll read it.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n"
+    "</parameter>\n</function>\n</tool_call><|im_end|>",
+    "Qwen3.5 after reasoning": "The user wants the file.\n</think>\n\n<tool_call>\n<function=read_file>\n"
+    "<parameter=path>\nsrc/app.py\n</parameter>\n</function>\n</tool_call>",
+    "Seed-OSS": "<seed:think>I need the file.</seed:think>\nReading.\n\n<seed:tool_call>\n"
+    "<function=read_file>\n<parameter=path>src/app.py</parameter>\n</function>\n</seed:tool_call>",
+    "Nemotron 3": "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n"
+    "</function>\n</tool_call>\n",
+    "StepFun Step-3.5": "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n"
+    "</function>\n</tool_call>",
+    "StepFun Step-3": "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+    '<steptml:invoke name="read_file"><steptml:parameter name="path">src/app.py'
+    "</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+    "GLM-4.6": "<think>Read it first.</think>\nSure.\n<tool_call>read_file\n<arg_key>path</arg_key>\n"
+    "<arg_value>src/app.py</arg_value>\n</tool_call>",
+    "GLM-4.7 / 5": "Read it first.</think>Sure.<tool_call>read_file<arg_key>path</arg_key>"
+    "<arg_value>src/app.py</arg_value></tool_call>",
+    "MiniMax-M2": "I should read it.\n</think>\n\nReading.\n<minimax:tool_call>\n"
+    '<invoke name="read_file">\n<parameter name="path">src/app.py</parameter>\n</invoke>\n'
+    "</minimax:tool_call>",
+    "DeepSeek V3.2 DSML": "Need the file.</think>Reading.\n\n<｜DSML｜function_calls>\n"
+    '<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path" string="true">src/app.py'
+    "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>",
+    "DeepSeek V4 DSML": '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="read_file">\n'
+    '<｜DSML｜parameter name="path" string="true">src/app.py</｜DSML｜parameter>\n'
+    "</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
+    "DeepSeek V4.1 DSML": "<think>reason</think>summary\n\n<｜DSML｜ calls>\n"
+    '<｜DSML｜ invoke name="read_file">\n<｜DSML｜ parameter name="path" string="true">src/app.py'
+    "</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls><｜end▁of▁sentence｜>",
+    "DeepSeek V3 / R1": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n"
+    '```json\n{"path": "src/app.py"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    "DeepSeek V3.1": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": '
+    '"src/app.py"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "Kimi K2": "<think>Read it.</think><|tool_calls_section_begin|><|tool_call_begin|>"
+    'functions.read_file:0<|tool_call_argument_begin|>{"path": "src/app.py"}<|tool_call_end|>'
+    "<|tool_calls_section_end|>",
+    "Kimi K2.6, a later turn": "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:17"
+    '<|tool_call_argument_begin|>{"path":"src/app.py"}<|tool_call_end|><|tool_calls_section_end|>',
+    "Kimi K3": "I need it.<|close|>think<|sep|><|open|>response<|sep|>Reading.<|close|>response<|sep|>"
+    '<|open|>tools<|sep|><|open|>call tool="read_file" index="1"<|sep|><|open|>argument key="path" '
+    'type="string"<|sep|>src/app.py<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'
+    "<|close|>message<|sep|><|end_of_msg|>",
+    "Gemma 4": '<|channel>thought\nRead it.<channel|><|tool_call>call:read_file{path:<|"|>src/app.py'
+    '<|"|>}<tool_call|><|tool_response>',
+    "FunctionGemma": "<start_function_call>call:read_file{path:<escape>src/app.py<escape>}"
+    "<end_function_call><start_function_response>",
+    "gpt-oss, recipient in the channel": "<|channel|>analysis<|message|>Need to read the file.<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>"
+    '{"path":"src/app.py"}<|call|>',
+    "gpt-oss, recipient in the role": "<|start|>assistant to=functions.read_file<|channel|>commentary "
+    'json<|message|>{"path": "src/app.py"}<|call|>',
+    "Mistral v11 [CALL_ID]": '[TOOL_CALLS]read_file[CALL_ID]a1B2c3D4e[ARGS]{"path": "src/app.py"}',
+    "Magistral v13 [THINK]": '[THINK]I should read it.[/THINK][TOOL_CALLS]read_file[ARGS]{"path": '
+    '"src/app.py"}</s>',
+    "Mistral v3": '[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "src/app.py"}, "id": '
+    '"abcDEF123"}]</s>',
+    "Olmo 3": 'Reading.</think><function_calls>read_file(path="src/app.py")</function_calls>',
+    "Apertus": '<|inner_prefix|>Read it.<|inner_suffix|><|tools_prefix|>[{"read_file": {"path": '
+    '"src/app.py"}}]<|tools_suffix|>',
+    "Hermes / Qwen3": '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/app.py"}}\n'
+    "</tool_call>",
+    "Llama 3.2 pythonic": '[read_file(path="src/app.py")]',
+}
+
+
+@pytest.mark.parametrize("written", REAL.values(), ids=REAL.keys())
+def test_a_real_output_of_each_family_is_read_exactly(written):
+    assert read(written) == [("read_file", {"path": "src/app.py"})]
+
+
+# Each family's rules, as a function of the calls: [(name, {key: value})] -> text.
+def value(v, quote: bool = False) -> str:
+    """A value as the tag families write it: strings raw, anything else as JSON."""
+    return v if isinstance(v, str) and not quote else json.dumps(v, ensure_ascii=False)
+
+
+def qwen(calls, compact=False, wrap="tool_call"):
+    nl = "" if compact else "\n"
+    params = lambda a: "".join(f"<parameter={k}>{nl}{value(v)}{nl}</parameter>\n" for k, v in a)
+    return "\n".join(
+        f"<{wrap}>\n<function={n}>\n{params(a.items())}</function>\n</{wrap}>" for n, a in calls
+    )
+
+
+def glm(calls, compact=False):
+    sep = "" if compact else "\n"
+    pairs = lambda a: "".join(
+        f"<arg_key>{k}</arg_key>{sep}<arg_value>{value(v)}</arg_value>{sep}" for k, v in a.items()
+    )
+    return sep.join(f"<tool_call>{n}{sep}{pairs(a)}</tool_call>" for n, a in calls)
+
+
+def minimax(calls):
+    invoke = lambda n, a: (
+        f'<invoke name="{n}">\n'
+        + "".join(f'<parameter name="{k}">{value(v)}</parameter>\n' for k, v in a.items())
+    )
+    return (
+        "<minimax:tool_call>\n"
+        + "".join(invoke(n, a) + "</invoke>\n" for n, a in calls)
+        + ("</minimax:tool_call>")
+    )
+
+
+def dsml(calls, block="function_calls", space=""):
+    bar = f"｜DSML｜{space}"
+    param = lambda k, v: (
+        f'<{bar}parameter name="{k}" string="{str(isinstance(v, str)).lower()}">{value(v)}'
+        f"</{bar}parameter>"
+    )
+    invoke = lambda n, a: (
+        f'<{bar}invoke name="{n}">\n' + "\n".join(param(k, v) for k, v in a.items())
+    )
+    body = "\n".join(invoke(n, a) + f"\n</{bar}invoke>" for n, a in calls)
+    return f"<{bar}{block}>\n{body}\n</{bar}{block}>"
+
+
+def step3(calls):
+    one = lambda n, a: (
+        f'<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{n}">'
+        + "".join(
+            f'<steptml:parameter name="{k}">{value(v)}</steptml:parameter>' for k, v in a.items()
+        )
+        + "</steptml:invoke><｜tool_call_end｜>"
+    )
+    return (
+        "<｜tool_calls_begin｜>" + "\n".join(one(n, a) for n, a in calls) + "<｜tool_calls_end｜>"
+    )
+
+
+def kimi_k2(calls):
+    one = lambda i, n, a: (
+        f"<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>"
+        f"{json.dumps(a, ensure_ascii=False)}<|tool_call_end|>"
+    )
+    body = "".join(one(i, n, a) for i, (n, a) in enumerate(calls))
+    return f"<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>"
+
+
+def kimi_k3(calls):
+    kind = lambda v: "string" if isinstance(v, str) else "number"
+    arg = lambda k, v: (
+        f'<|open|>argument key="{k}" type="{kind(v)}"<|sep|>{value(v)}<|close|>argument<|sep|>'
+    )
+    one = lambda i, n, a: (
+        f'<|open|>call tool="{n}" index="{i}"<|sep|>'
+        + "".join(arg(k, v) for k, v in a.items())
+        + "<|close|>call<|sep|>"
+    )
+    body = "".join(one(i, n, a) for i, (n, a) in enumerate(calls, 1))
+    return f"<|open|>tools<|sep|>{body}<|close|>tools<|sep|>"
+
+
+def gemma(calls, quote='<|"|>', opener="<|tool_call>", closer="<tool_call|>"):
+    arg = lambda v: f"{quote}{v}{quote}" if isinstance(v, str) else json.dumps(v)
+    args = lambda a: ",".join(f"{k}:{arg(v)}" for k, v in sorted(a.items()))
+    return "".join(f"{opener}call:{n}{{{args(a)}}}{closer}" for n, a in calls)
+
+
+def harmony(calls):
+    one = lambda n, a: (
+        f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>"
+        f"{json.dumps(a, ensure_ascii=False)}<|call|>"
+    )
+    return "".join(one(n, a) for n, a in calls)
+
+
+def mistral(calls, call_id=False):
+    ids = "[CALL_ID]x9Y8z7W6v" if call_id else ""
+    return "".join(
+        f"[TOOL_CALLS]{n}{ids}[ARGS]{json.dumps(a, ensure_ascii=False)}" for n, a in calls
+    )
+
+
+def deepseek_v3(calls):
+    one = lambda n, a: (
+        f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n"
+        f"{json.dumps(a, ensure_ascii=False)}\n```<｜tool▁call▁end｜>"
+    )
+    return (
+        "<｜tool▁calls▁begin｜>" + "\n".join(one(n, a) for n, a in calls) + "<｜tool▁calls▁end｜>"
+    )
+
+
+def olmo(calls):
+    one = lambda n, a: f"{n}(" + ", ".join(f"{k}={json.dumps(v)}" for k, v in a.items()) + ")"
+    return "<function_calls>" + "\n".join(one(n, a) for n, a in calls) + "</function_calls>"
+
+
+def apertus(calls):
+    return "<|tools_prefix|>" + json.dumps([{n: a} for n, a in calls]) + "<|tools_suffix|>"
+
+
+def hermes(calls):
+    return "\n".join(
+        f"<tool_call>\n{json.dumps({'name': n, 'arguments': a})}\n</tool_call>" for n, a in calls
+    )
+
+
+FAMILIES = {
+    "Qwen3-Coder": qwen,
+    "Seed-OSS": lambda c: qwen(c, compact=True, wrap="seed:tool_call"),
+    "GLM-4.5": glm,
+    "GLM-4.7": lambda c: glm(c, compact=True),
+    "MiniMax-M2": minimax,
+    "DSML V3.2": dsml,
+    "DSML V4": lambda c: dsml(c, "tool_calls"),
+    "DSML V4.1": lambda c: dsml(c, "calls", " "),  # <｜DSML｜ calls>: a space after the bar
+    "StepFun Step-3": step3,
+    "Kimi K2": kimi_k2,
+    "Kimi K3": kimi_k3,
+    "Gemma 4": gemma,
+    "FunctionGemma": lambda c: gemma(c, "<escape>", "<start_function_call>", "<end_function_call>"),
+    "gpt-oss": harmony,
+    "Mistral v11": lambda c: mistral(c, call_id=True),
+    "Mistral v13": mistral,
+    "DeepSeek V3": deepseek_v3,
+    "Olmo 3": olmo,
+    "Apertus": apertus,
+    "Hermes": hermes,
+}
+# The markers of each family that a value may hold (a file the model writes about the format).
+MARKERS = {
+    "Qwen3-Coder": "x</parameter> y",
+    "Seed-OSS": "x</parameter> y",
+    "GLM-4.5": "x</arg_value> y",
+    "GLM-4.7": "x</arg_value> y",
+    "MiniMax-M2": "x</parameter> y",
+    "DSML V3.2": "x</｜DSML｜parameter> y",
+    "DSML V4": "x</｜DSML｜parameter> y",
+    "DSML V4.1": "x</｜DSML｜ parameter> y",
+    "StepFun Step-3": "x</steptml:parameter> y",
+    "Kimi K2": "x<|tool_call_end|><|tool_calls_section_end|> y",
+    "Kimi K3": "x<|close|>argument<|sep|> y",
+    "Gemma 4": "x<tool_call|> y, z:1",
+    "FunctionGemma": "x<end_function_call> y, z:1",
+    "gpt-oss": "x<|call|> y",
+    "Mistral v11": "x[TOOL_CALLS]read_file[ARGS]{} y",
+    "Mistral v13": "x[TOOL_CALLS]read_file[ARGS]{} y",
+    "DeepSeek V3": "x```<｜tool▁call▁end｜> y",
+    "Olmo 3": 'x), read_file(path="y") z',
+    "Apertus": 'x}}, {"read_file": {"path": "y"}} z',
+    "Hermes": "x</tool_call> y",
+}
+ONE = [("read_file", {"path": "src/app.py"})]
+TWO = [("read_file", {"path": "a.py"}), ("shell_command", {"command": "pytest -q", "timeout": 60})]
+
+
+@pytest.mark.parametrize("render", FAMILIES.values(), ids=FAMILIES.keys())
+def test_each_family_one_call_two_calls_text_before_and_reasoning_before(render):
+    assert read(render(ONE)) == ONE
+    assert read(render(TWO)) == TWO
+    assert read("Let me look at the code first.\n\n" + render(ONE)) == ONE
+    assert read("<think>Which file? " + render(TWO) + " maybe</think>" + render(ONE)) == ONE
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=FAMILIES.keys())
+def test_each_family_empty_arguments_unicode_and_its_own_markers_in_a_value(family):
+    render = FAMILIES[family]
+    assert read(render([("list_files", {})])) == [("list_files", {})]
+    unicode = [("write_file", {"path": "café/日本.md", "content": "héllo ✓ 日本語\n— «ok» 🎉"})]
+    assert read(render(unicode)) == unicode
+    marked = [("write_file", {"path": "notes.md", "content": MARKERS[family]})]
+    assert read(render(marked)) == marked
+
+
+@pytest.mark.parametrize("render", FAMILIES.values(), ids=FAMILIES.keys())
+def test_each_family_values_arrive_as_the_type_the_tool_declares(render):
+    # path is declared a string: "123" stays text; timeout an integer: 60 arrives as one.
+    calls = [("read_file", {"path": "123"}), ("shell_command", {"command": "true", "timeout": 60})]
+    assert read(render(calls)) == calls
+    # true and null are JSON literals where the parameter is not a string, text where it is.
+    toggles = [("toggle", {"flag": True, "label": "null", "limit": 3})]
+    assert read(render(toggles)) == toggles
+    assert read(render([("toggle", {"flag": None, "label": "true"})])) == [
+        ("toggle", {"flag": None, "label": "true"})
+    ]
+
+
+def test_tag_families_written_with_every_value_as_text_are_typed_by_the_declaration():
+    # Templates write a number as text; which is which comes from the tool's parameters.
+    glm_text = "<tool_call>shell_command<arg_key>command</arg_key><arg_value>ls</arg_value>"
+    glm_text += "<arg_key>timeout</arg_key><arg_value>7</arg_value></tool_call>"
+    assert read(glm_text) == [("shell_command", {"command": "ls", "timeout": 7})]
+    qwen_text = "<tool_call>\n<function=read_file>\n<parameter=path>\n42\n</parameter>\n"
+    assert read(qwen_text + "</function>\n</tool_call>") == [("read_file", {"path": "42"})]
+    lines = [("write_file", {"path": "a.py", "content": "x = 1\n\ny = 2\n"})]
+    assert read(qwen(lines)) == lines  # the value's own last newline is kept
+    dsml_text = '<｜DSML｜invoke name="toggle"><｜DSML｜parameter name="flag" string="false">false'
+    assert read(dsml_text + "</｜DSML｜parameter></｜DSML｜invoke>") == [
+        ("toggle", {"flag": False})
+    ]
+    gemma_text = '<|tool_call>call:toggle{flag:true,label:<|"|>3<|"|>,limit:-2}<tool_call|>'
+    assert read(gemma_text) == [("toggle", {"flag": True, "label": "3", "limit": -2})]
+
+
+@pytest.mark.parametrize(
+    "reasoning",
+    [
+        "<think>{call}</think>The answer is 4.",
+        "<THINK>{call}</THINK>The answer is 4.",
+        "<think>I could {call}",  # cut off by the end of the reply
+        "Maybe {call}</think>The answer is 4.",  # opened by the chat template
+        "[THINK]{call}[/THINK]The answer is 4.",
+        "<seed:think>{call}</seed:think>The answer is 4.",
+        "Maybe {call}<|close|>think<|sep|><|open|>response<|sep|>4<|close|>response<|sep|>",
+        "<|channel|>analysis<|message|>{call}<|end|><|start|>assistant<|channel|>final<|message|>4",
+        "<|channel>thought\n{call}<channel|>The answer is 4.",
+        "<|inner_prefix|>{call}<|inner_suffix|>The answer is 4.",
+    ],
+)
+def test_nothing_written_inside_reasoning_runs(reasoning):
+    for render in FAMILIES.values():
+        assert read(reasoning.replace("{call}", render(ONE))) == [], render
+
+
+TRUNCATED = [
+    "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n",
+    "<tool_call>read_file<arg_key>path</arg_key><arg_value>src/app.py</arg_value>",
+    '<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">src/app.py</parameter>',
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="read_file">\n<｜DSML｜parameter name="path"',
+    '<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{"pa',
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_end|>",
+    '<|open|>call tool="read_file" index="1"<|sep|><|open|>argument key="path" type="string"<|sep|>a',
+    '<|tool_call>call:read_file{path:<|"|>src/app.py',
+    "<|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>",
+    "[TOOL_CALLS]read_file",
+    '[TOOL_CALLS]read_file[ARGS]{"path": "src/',
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{",
+    '<function_calls>read_file(path="src/app.py"',
+    '<|tools_prefix|>[{"read_file": {"path": "src',
+    '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/app.py"}\n</tool_call>',
+]
+
+
+@pytest.mark.parametrize("written", TRUNCATED)
+def test_a_truncated_or_malformed_call_is_no_call(written):
+    assert read(written) == []
+
+
+# Families whose call opens with a special token, which a tokenizer never renders inside prose.
+SPECIAL = {"Kimi K2", "Kimi K3", "gpt-oss", "DeepSeek V3", "StepFun Step-3", "Mistral v11"}
+SPECIAL |= {"Mistral v13", "Apertus", "Hermes"}
+
+
+@pytest.mark.parametrize("family", sorted(set(FAMILIES) - SPECIAL))
+def test_a_call_quoted_inside_a_sentence_is_prose(family):
+    call = FAMILIES[family]([("shell_command", {"command": "touch pwned"})])
+    for quote in ("`", '"', "'"):
+        assert read(f"The format is {quote}{call}{quote}, for example.") == [], quote
+
+
+def test_a_call_quoted_in_prose_by_a_model_with_special_tokens_is_still_prose_when_plain():
+    prose = 'Gemma writes `call:read_file{path:<|"|>x<|"|>}` and Olmo `read_file(path="x")`.'
+    assert read(prose) == []
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "<tool_call>",
+                "</tool_call>",
+                "<function=read_file>",
+                "<parameter=path>",
+                "</parameter>",
+                "</function>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                '<invoke name="read_file">',
+                '<parameter name="path">',
+                "</invoke>",
+                '<|open|>call tool="read_file"<|sep|>',
+                "<|close|>call<|sep|>",
+                "<|tool_call>call:read_file{",
+                '<|"|>',
+                "}<tool_call|>",
+                "[TOOL_CALLS]read_file[ARGS]",
+                "{",
+                "}",
+                '"',
+                "[",
+                "read_file(",
+                "path=",
+                ")",
+                "<think>",
+                "</think>",
+                "x",
+                "\n",
+                "1e999999",
+                "9" * 5000,
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_the_reader_never_raises_whatever_the_text(pieces):
+    for found in providers.written_calls("".join(pieces), TYPES):
+        assert found["function"]["name"] in TYPES
+
+
+def hostile(text: str) -> list:
+    """Read a hostile reply; a bound, not a benchmark (bench/run.py times the reader)."""
+    started = time.process_time()
+    found = read(text)
+    assert time.process_time() - started < 5, text[:40]
+    return found
+
+
+def test_hostile_text_stays_bounded():
+    assert hostile("[" * 50_000) == []
+    assert hostile("{" * 50_000) == []
+    for tag in (
+        "<tool_call><function=read_file>",
+        "<function=read_file><parameter=path>",
+        "<tool_call>read_file<arg_key>path</arg_key><arg_value>",
+        '<invoke name="read_file"><parameter name="path">',
+        '<|open|>call tool="read_file"<|sep|><|open|>argument key="a"<|sep|>',
+        "<|tool_call>call:read_file{path:",
+        "<think>",
+        "read_file(path=",
+        '[TOOL_CALLS]read_file[ARGS]{"path": "',
+    ):
+        assert hostile(tag * (50_000 // len(tag))) == [], tag
+    prose = "An ordinary answer, with `code`, (parentheses), {braces} and <tags>. " * 300
+    assert hostile(prose) == []
+
+
+def test_a_family_reply_through_the_real_cli_edits_the_file(llm, isolated):
+    """A Qwen3-Coder server without a tool parser: the written call is read and applied."""
+    (isolated / "app.py").write_text("print('old')\n")
+    written = qwen([("write_file", {"path": "app.py", "content": "print('new')\n"})])
+    llm.queue(reply(written), reply("Done."))
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "update app.py"]
+    done = amas(*args, env={"OPENAI_API_KEY": "sk-x"})
+    assert done.returncode == 0, done.stderr
+    assert (isolated / "app.py").read_text() == "print('new')\n"
