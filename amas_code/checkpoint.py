@@ -35,6 +35,7 @@ class Checkpoint:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
             known = self.repo.config_reader().get_value("user", "email", "")
+            self.filemode = self.repo.config_reader().get_value("core", "filemode", True)
             self.repo.git.update_environment(**({} if known else ME))
 
     def git(self, *args: str, **kwargs) -> str:
@@ -42,13 +43,17 @@ class Checkpoint:
 
     def before(self, path: Path) -> dict:
         """What undo needs from before the agent writes `path`: {} when there is no repository or
-        it is outside the work tree; {"unsaved": why} when git cannot keep it; else bytes and index."""
+        it is outside the work tree; {"lost": why} when no checkpoint can ever hold it (git ignores
+        it, or it belongs to another repository); {"unsaved": why} when git cannot keep it now (a
+        merge is under way); else its bytes and index entry."""
         if not self.repo:
             return {}
         try:
             rel = Path(os.path.realpath(path)).relative_to(self.root).as_posix()
-            if self.repo.ignored(rel):  # committing it would publish what the user keeps out
-                return {"unsaved": f"git ignores {rel}"}
+            inner = [p for p in Path(rel).parents if p.parts and (self.root / p / ".git").exists()]
+            lost = f"{inner[-1]} is a repository of its own" if inner else ""  # a submodule, say
+            if lost or self.repo.ignored(rel):  # a commit would publish what the user keeps out
+                return {"lost": lost or f"git ignores {rel}"}
             why = self.busy(UNDER_WAY)  # a lock is met by save(), which then refuses the change
             before = {"before": self._hash(self.root / rel, write=True), "index": self._index(rel)}
             return {"unsaved": why} if why else {"path": rel, **before}
@@ -66,7 +71,9 @@ class Checkpoint:
         path, head, message = before["path"], self._head(), f"[amas] {message}"
         try:
             after = self._hash(new, write=True)
-            entry = ["100755" if os.access(new, os.X_OK) else "100644"]
+            disk = "100755" if os.access(new, os.X_OK) else "100644"
+            kept = (before["index"] or [disk])[0]  # git's own, when git does not trust the disk
+            entry = [kept if kept == "120000" or not self.filemode else disk]
             entry += [self.git("hash-object", "-w", f"--path={path}", "--", str(new))]
             tree, parent = self._tree(head, {path: entry}), ["-p", head] if head else []
             commit = self.git("commit-tree", tree, *parent, "-m", message)

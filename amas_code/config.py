@@ -24,8 +24,9 @@ def packaged(name: str) -> dict:
 
 
 DEFAULT_CONFIG = packaged("defaults.yaml")
-# A cloned repository's config may not set what runs a program, moves data out or skips a question.
-PERSONAL = ("api_base", "api_key", "browser_path", "auto_accept", "yolo")
+# A cloned repository's config may not set what runs a program, moves data out, skips a question or
+# turns /undo off.
+PERSONAL = ("api_base", "api_key", "browser_path", "auto_accept", "yolo", "checkpoint_on_edit")
 SECRET, MASK = re.compile("key|token|secret|password"), "***"
 
 

@@ -156,15 +156,19 @@ def read_file(path: str) -> str:
 def change_file(path: str, new: str, verb: str) -> str:
     """Diff, ask unless auto-accept, checkpoint, write: the one road every file change takes."""
     target, checkpoint = confine(path, write=True), STATE["checkpoint"]
-    old = target.read_bytes().decode("utf-8", "surrogateescape") if target.exists() else ""
+    shown = target.read_bytes() if target.exists() else None  # what the diff is made from
+    old = (shown or b"").decode("utf-8", "surrogateescape")
     if MASK in new and redact(old, STATE["config"]) != old:  # it was shown to the model masked
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
     before = checkpoint.before(target) if checkpoint else {}
-    if "unsaved" in before:
-        ui.warning(f"No checkpoint, so no /undo, for this change: {before['unsaved']}.")
-    if not allowed(f"Apply this change to {path}?"):
+    if why := before.get("unsaved") or before.get("lost"):  # lost: undo can never take it back
+        ui.warning(f"No checkpoint, so no /undo, for this change: {why}.")
+    risky = "lost" in before and not STATE["config"].get("yolo")
+    if not allowed(f"Apply this change to {path}?", risky):
         return f"The user declined the change to {path}; nothing was written."
+    if (target.read_bytes() if target.exists() else None) != shown:  # saved in an editor meanwhile
+        raise ToolError(f"{path} changed while the user was deciding; read it again.")
     target.parent.mkdir(parents=True, exist_ok=True)
     real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
     data = new.encode("utf-8", "surrogateescape")
@@ -180,6 +184,9 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
     created exclusively unless it is appended to."""
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
+    if path.parent.name == ".amas" and not path.parent.exists():  # its transcript stays uncommitted
+        path.parent.mkdir()
+        (path.parent / ".gitignore").write_text("*\n")
     path.parent.mkdir(exist_ok=True)
     if not append:  # a planted symlink: itself, not its target
         path.unlink(missing_ok=True)

@@ -191,6 +191,8 @@ def test_first_commit_in_an_empty_repository(isolated):
 
 def test_gitignored_files_are_never_committed(repo):
     Path(".gitignore").write_text(".env\n")
+    assert "declined" in agent_write(".env", "TOKEN=secret\n")  # --yes asks: no undo for it
+    tools.STATE["config"]["yolo"] = True
     agent_write(".env", "TOKEN=secret\n")
     assert ".env" not in git(repo, "log", "--all", "--name-only", "--format=")
     assert Path(".env").read_text() == "TOKEN=secret\n"

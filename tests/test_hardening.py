@@ -157,7 +157,11 @@ def test_a_path_inside_a_submodule_is_written_without_a_checkpoint(tmp_path, rep
     git(repo, "commit", "-qm", "add sub")
     as_agent(repo)
     result = tools.run("write_file", {"path": "sub/lib.txt", "content": "changed\n"})
+    assert "declined" in result and Path("sub/lib.txt").read_text() == "lib\n"  # --yes asks (#31)
+    tools.STATE["config"]["yolo"] = True
+    result = tools.run("write_file", {"path": "sub/lib.txt", "content": "changed\n"})
     assert result.startswith("Wrote sub/lib.txt") and Path("sub/lib.txt").read_text() == "changed\n"
+    assert git(repo, "log", "--format=%s", "-1") == "add sub\n"  # no checkpoint in the outer repo
 
 
 def test_a_file_name_that_is_not_utf8_does_not_break_the_session(llm, config, isolated):

@@ -1,0 +1,226 @@
+"""Never lose the user's work, the common cases (issue #31): a save made while amas asks, a project
+config that turns undo off, writes undo cannot take back, the mode git records, the transcript kept
+out of commits. Real repositories, real files, the real CLI."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import amas, git, git_init
+from fake_llm import text, tool
+
+from amas_code import config as settings
+from amas_code import tools, ui
+from amas_code.agent import Agent
+from amas_code.checkpoint import Checkpoint
+
+
+@pytest.fixture
+def repo(isolated):
+    git_init(isolated)
+    Path("app.py").write_text("print('committed')\n")
+    Path(".gitignore").write_text(".env\n")
+    git(isolated, "add", ".")
+    git(isolated, "commit", "-qm", "user: initial")
+    return isolated
+
+
+def as_agent(yolo: bool = False) -> None:
+    """The tools as `amas --yes` (or `--yolo`) runs them, with no terminal to ask on."""
+    tools.STATE.update(checkpoint=Checkpoint("."), root=Path.cwd())
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True, "yolo": yolo}
+
+
+def agent_commits(repo: Path) -> list[str]:
+    return [s for s in git(repo, "log", "--format=%s").splitlines() if s.startswith("[amas]")]
+
+
+# 1. A save made while the question waits ---------------------------------------------------------
+
+
+def test_a_save_made_while_the_question_waits_is_kept_and_the_model_told(repo, monkeypatch):
+    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+
+    def user_saves_then_answers_yes(question: str) -> bool:
+        Path("app.py").write_text("print('saved by the user meanwhile')\n")
+        return True
+
+    monkeypatch.setattr(ui, "confirm", user_saves_then_answers_yes)
+    result = tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
+    assert Path("app.py").read_text() == "print('saved by the user meanwhile')\n"
+    assert "changed while the user was deciding" in result and "read it again" in result
+    assert agent_commits(repo) == [] and not list(Path(".").glob(".app.py.amas-new"))
+
+
+def test_a_file_created_while_the_question_waits_is_kept(repo, monkeypatch):
+    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+
+    def user_creates_it(question: str) -> bool:
+        Path("new.py").write_text("the user's\n")
+        return True
+
+    monkeypatch.setattr(ui, "confirm", user_creates_it)
+    result = tools.run("create_file", {"path": "new.py", "content": "the agent's\n"})
+    assert Path("new.py").read_text() == "the user's\n" and "changed while" in result
+
+
+def test_an_unchanged_file_is_written_after_the_answer(repo, monkeypatch):
+    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+    monkeypatch.setattr(ui, "confirm", lambda question: True)
+    assert tools.run("write_file", {"path": "app.py", "content": "x\n"}).startswith("Wrote")
+    assert Path("app.py").read_text() == "x\n" and agent_commits(repo) == ["[amas] wrote app.py"]
+
+
+# 2. A cloned repository cannot switch undo off -----------------------------------------------------
+
+
+def test_a_project_config_cannot_turn_checkpoints_off(repo, llm):
+    Path(".amas").mkdir()
+    Path(".amas/config.yaml").write_text("checkpoint_on_edit: false\n")
+    assert settings.load(".")["checkpoint_on_edit"] is True
+    llm.queue(tool("write_file", {"path": "app.py", "content": "print('agent')\n"}), text("ok"))
+    base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "edit"]
+    assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
+    assert agent_commits(repo) == ["[amas] wrote app.py"]
+    undone = amas("undo")
+    assert undone.returncode == 0 and "Undid" in undone.stdout
+    assert Path("app.py").read_text() == "print('committed')\n"
+
+
+def test_your_own_config_can_still_turn_checkpoints_off(repo, tmp_path):
+    (tmp_path / "home" / "config.yaml").write_text("checkpoint_on_edit: false\n")
+    assert settings.load(".")["checkpoint_on_edit"] is False
+
+
+# 3. A write that undo cannot take back asks, even under --yes ----------------------------------
+
+
+@pytest.fixture
+def submodule(repo, tmp_path):
+    """repo/sub is a submodule (a repository of its own, its .git a file)."""
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git_init(upstream)
+    (upstream / "lib.py").write_text("upstream\n")
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-qm", "upstream")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "sub")
+    git(repo, "commit", "-qm", "user: add the submodule")
+    return repo / "sub"
+
+
+@pytest.fixture
+def nested(repo):
+    """repo/vendor/lib is an untracked repository of its own inside the project."""
+    inner = repo / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    git_init(inner)
+    (inner / "lib.py").write_text("vendored\n")
+    return inner
+
+
+def test_a_gitignored_write_is_warned_and_asked_under_yes(repo, capsys):
+    Path(".env").write_text("SECRET=mine\n")
+    as_agent()
+    result = tools.run("write_file", {"path": ".env", "content": "SECRET=agent\n"})
+    out = capsys.readouterr().out
+    assert "No checkpoint, so no /undo, for this change: git ignores .env" in out
+    assert "declined" in result and Path(".env").read_text() == "SECRET=mine\n"
+
+
+def test_a_write_inside_a_submodule_is_warned_asked_and_never_undone_by_the_outer_repo(
+    submodule, repo, capsys
+):
+    as_agent()
+    tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})  # a checkpoint
+    result = tools.run("write_file", {"path": "sub/lib.py", "content": "agent\n"})
+    out = capsys.readouterr().out
+    assert "No checkpoint, so no /undo, for this change: sub is a repository of its own" in out
+    assert "declined" in result and (submodule / "lib.py").read_text() == "upstream\n"
+    assert agent_commits(repo) == ["[amas] wrote app.py"]
+
+
+def test_a_write_inside_a_nested_repository_is_asked_and_never_added_to_the_outer_one(
+    nested, repo, capsys
+):
+    as_agent()
+    result = tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"})
+    assert "vendor/lib is a repository of its own" in capsys.readouterr().out
+    assert "declined" in result and (nested / "lib.py").read_text() == "vendored\n"
+    as_agent(yolo=True)  # --yolo still writes, and the outer repository never takes the file
+    assert tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"}).startswith(
+        "Wrote"
+    )
+    assert (nested / "lib.py").read_text() == "agent\n"
+    assert agent_commits(repo) == [] and "vendor" not in git(repo, "ls-files")
+    assert git(repo, "status", "--porcelain") == "?? vendor/\n"
+
+
+def test_under_yes_through_the_cli_an_ignored_file_is_refused_with_no_terminal(repo, llm):
+    Path(".env").write_text("SECRET=mine\n")
+    llm.queue(tool("write_file", {"path": ".env", "content": "SECRET=agent\n"}), text("ok"))
+    base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "edit"]
+    done = amas(*base, env={"OPENAI_API_KEY": "sk-x"})
+    assert "git ignores .env" in done.stdout and "no terminal to ask" in done.stdout
+    assert Path(".env").read_text() == "SECRET=mine\n"
+
+
+# 4. The mode recorded follows git's configuration ------------------------------------------------
+
+
+def test_with_core_filemode_false_the_checkpoint_keeps_the_index_mode(repo):
+    git(repo, "config", "core.fileMode", "false")
+    Path("app.py").chmod(0o755)  # what a FAT, exFAT or /mnt/c file system shows for every file
+    assert git(repo, "status", "--porcelain") == ""  # git itself sees no change
+    as_agent()
+    tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
+    assert git(repo, "ls-tree", "HEAD", "app.py").split()[0] == "100644"
+    assert "mode change" not in git(repo, "show", "--summary", "HEAD")
+    assert git(repo, "ls-files", "-s", "app.py").split()[0] == "100644"
+
+
+def test_with_core_filemode_true_an_executable_bit_is_recorded(repo):
+    Path("run.sh").write_text("echo hi\n")
+    Path("run.sh").chmod(0o755)
+    git(repo, "add", "run.sh")
+    git(repo, "commit", "-qm", "user: script")
+    as_agent()
+    tools.run("write_file", {"path": "run.sh", "content": "echo agent\n"})
+    assert git(repo, "ls-tree", "HEAD", "run.sh").split()[0] == "100755"
+
+
+def test_with_core_symlinks_false_a_tracked_symlink_stays_a_symlink(repo):
+    git(repo, "config", "core.symlinks", "false")
+    blob = git(repo, "hash-object", "-w", "--stdin", input=b"app.py").strip()
+    git(repo, "update-index", "--add", "--cacheinfo", f"120000,{blob},link")
+    git(repo, "commit", "-qm", "user: a symlink")
+    Path("link").write_text("app.py")  # as git checks it out with core.symlinks=false
+    as_agent()
+    tools.run("write_file", {"path": "link", "content": "other.py"})
+    assert git(repo, "ls-tree", "HEAD", "link").split()[0] == "120000"
+    assert git(repo, "show", "HEAD:link") == "other.py"
+
+
+# 5. The transcript never lands in a commit -------------------------------------------------------
+
+
+def test_the_transcript_stays_out_of_git_status_and_git_add(repo, llm, config):
+    llm.queue(text("hello"))
+    Agent(config).turn("hi")
+    assert Path(".amas/history.jsonl").exists() and Path(".amas/.gitignore").read_text() == "*\n"
+    assert git(repo, "status", "--porcelain") == ""
+    git(repo, "add", "-A")
+    assert ".amas" not in git(repo, "diff", "--cached", "--name-only")
+
+
+def test_a_user_who_tracks_files_in_amas_gets_no_gitignore_from_amas(repo, llm, config):
+    Path(".amas").mkdir()
+    Path(".amas/config.yaml").write_text("max_context_tokens: 9000\n")
+    git(repo, "add", ".amas/config.yaml")
+    git(repo, "commit", "-qm", "user: project config")
+    llm.queue(text("hello"))
+    Agent(config).turn("hi")
+    assert not Path(".amas/.gitignore").exists()
+    assert json.loads(Path(".amas/history.jsonl").read_text().splitlines()[0])["content"] == "hi"
+    assert os.path.exists(".amas/config.yaml")
