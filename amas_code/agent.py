@@ -1,14 +1,12 @@
 """The agent: one synchronous loop over a list of messages, which is its only state."""
 
 import json
-import threading
 import time
 from pathlib import Path
 
-from amas_code import __version__, browser, config, mac, providers, skills, tools, ui
+from amas_code import __version__, config, providers, skills, tools, ui
+from amas_code import browser, mac  # noqa: F401 (imported for their tools, which they register)
 from amas_code.checkpoint import Checkpoint, Refused
-
-assert browser and mac  # imported for their tools, which they register
 
 PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
 HISTORY = Path(".amas/history.jsonl")
@@ -40,19 +38,14 @@ class Agent:
         """Run one request until the model stops calling tools; returns an exit code."""
         text = text.encode(errors="replace").decode()  # a non-UTF-8 line would break every request
         self.messages.append(message("user", text))
-        rounds = 0
         try:
-            while self.step():
-                rounds += 1
-                if rounds == 20:
-                    ui.warning("20 rounds of tool calls in this turn; Ctrl-C stops the model.")
+            while self.step():  # no cap on rounds, as the spec says: Ctrl-C stops a looping model
+                continue
         except KeyboardInterrupt:
             self.answer_pending("Interrupted by the user.")
-            ui.end_stream()  # the notice starts on a line of its own, not after a cut word
             ui.warning("Interrupted; the conversation so far is kept.")
             return 130
         except providers.ProviderError as e:
-            ui.end_stream()
             ui.error(str(e))
             return e.exit_code
         finally:
@@ -79,13 +72,10 @@ class Agent:
 
     def query(self) -> dict:
         """The model's next reply, streamed to the screen; the context is compacted first if full."""
-        if self.used > self.config["max_context_tokens"]:
-            self.compact()
-        reply = self.call(self.messages, ui.stream)
-        if reply["content"]:
-            ui.end_stream()
-        elif not reply.get("tool_calls"):
-            ui.warning("The model sent no answer (nothing, or only its reasoning).")
+        with ui.answer():  # a spinner, the answer as it streams, then rendered
+            if self.used > self.config["max_context_tokens"]:
+                self.compact()
+            reply = self.call(self.messages, ui.stream)
         self.messages.append(reply)
         return reply
 
@@ -105,25 +95,24 @@ class Agent:
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         return reply
 
-    def compact(self) -> bool:
+    def compact(self) -> None:
         """Replace all but the latest request with the model's summary; tool pairs stay together."""
         requests = [i for i, m in enumerate(self.messages) if is_request(m)]
         if len(requests) < 2:  # only the latest request, or nothing new since the last summary
-            return False
+            return
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
         summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
         self.restart([message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")])
         self.messages += keep
         self.remember()
         ui.info(f"Compacted {len(old)} messages into a summary.")
-        return True
 
     def execute(self, call: dict) -> str:
         name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
         result = config.redact(tools.run(name, args), self.config)
         result = result.encode(errors="replace").decode()  # a non-UTF-8 file name, say
-        ui.show_result(result)
+        ui.show_result(result, 6 if name == "shell_command" else 1)
         return result
 
     def remember(self) -> None:
@@ -145,10 +134,9 @@ class Agent:
 
     def repl(self) -> None:
         ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")
-        threading.Thread(target=providers.load_litellm, args=(0.2,), daemon=True).start()
         while True:
             try:
-                line = ui.ask("› ").strip()
+                line = ui.ask("› ", self.commands(), Path.home() / ".amas_history").strip()
                 if line.startswith("/"):
                     self.command(line)
                 elif line:
@@ -170,10 +158,20 @@ class Agent:
             ui.error(str(e))
             return 1
 
+    def commands(self) -> list[str]:
+        """The slash commands, sorted: each method cmd_<name> is /<name>."""
+        return [f"/{name[4:]}" for name in dir(self) if name.startswith("cmd_")]
+
     def cmd_help(self, arg: str):
         """List the commands."""
-        names = sorted(n for n in dir(self) if n.startswith("cmd_"))
-        ui.show_table([(f"/{n[4:]}", getattr(self, n).__doc__) for n in names])
+        ui.show_table(
+            [(name, getattr(self, f"cmd_{name[1:]}").__doc__) for name in self.commands()]
+        )
+
+    def cmd_attach(self, arg: str):
+        """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""
+        call = {"function": {"name": "read_file", "arguments": json.dumps({"path": arg})}}
+        self.messages.append(message("user", f"Attached {arg}:\n{self.execute(call)}"))
 
     def cmd_quit(self, arg: str):
         """Leave Amas Code (Ctrl-D does too)."""
@@ -181,8 +179,7 @@ class Agent:
 
     def cmd_compact(self, arg: str):
         """Summarize the conversation so far to free context (automatic past max_context_tokens)."""
-        if not self.compact():
-            ui.info("Nothing to compact yet.")
+        self.compact()
 
     def cmd_init(self, arg: str):
         """Map the project's classes and functions into .amas/map.md, which the model then reads."""

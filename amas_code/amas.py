@@ -7,9 +7,6 @@ import click
 
 from amas_code import __version__
 
-SUBCOMMANDS = ("undo", "redo", "checkpoint", "init")
-LOCAL = "URL of an OpenAI-compatible or local server (Ollama, llama.cpp, vLLM)."
-
 
 def exit_cleanly_on(*signals: int) -> None:
     """A closed terminal or `kill` ends Amas as Ctrl-C would: a running command's group is killed
@@ -23,7 +20,7 @@ def exit_cleanly_on(*signals: int) -> None:
 @click.option("-m", "--model", help="Model as litellm names it, e.g. openai/gpt-4o-mini.")
 @click.option("-y", "--yes", is_flag=True, default=None, help="Apply changes without asking.")
 @click.option("--yolo", is_flag=True, default=None, help="--yes, and destructive commands too.")
-@click.option("--api-base", help=LOCAL)
+@click.option("--api-base", help="URL of an OpenAI-compatible or local server (Ollama, vLLM).")
 @click.version_option(__version__, "-V", "--version", prog_name="amas")
 def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) -> None:
     """Amas Code, an AI coding agent for your terminal.
@@ -45,7 +42,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     agent = Agent(config)
-    if task and task[0] in SUBCOMMANDS:
+    if task and task[0] in ("undo", "redo", "checkpoint", "init"):
         sys.exit(agent.command("/" + " ".join(task)) or 0)
     if task:
         sys.exit(agent.turn(" ".join(task)))

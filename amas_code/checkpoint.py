@@ -16,7 +16,6 @@ NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to 
 RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
 WHY = "a merge, rebase, cherry-pick, revert or other git command is under way"
 UNDER_WAY = "MERGE_HEAD rebase-merge rebase-apply CHERRY_PICK_HEAD REVERT_HEAD".split()
-BUSY = ["index.lock", *UNDER_WAY]  # a lock: another git command (or Amas) is writing the index
 WHO = {"NAME": "Amas Code", "EMAIL": "amas@localhost"}  # commits need an author; borrowed if unset
 ME = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in WHO.items()}
 
@@ -60,8 +59,9 @@ class Checkpoint:
         except (ValueError, GitCommandError):  # outside the work tree, or inside a submodule
             return {}
 
-    def busy(self, names: list = BUSY) -> str:
-        """Why git's state must not be moved now (a merge, rebase, ... or a lock), or ''."""
+    def busy(self, names: tuple | list = ("index.lock", *UNDER_WAY)) -> str:
+        """Why git's state must not be moved now (a merge, rebase, ... or a lock: another git command,
+        or Amas, is writing the index), or ''."""
         found = [name for name in names if Path(self.repo.git_dir, name).exists()]
         return f".git/{found[0]} exists: {WHY}" if found else ""
 

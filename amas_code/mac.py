@@ -1,6 +1,7 @@
 """macOS tools over osascript, offered to the model only on macOS. User text travels as `on run argv`
 arguments and is never spliced into script source, so quotes, backslashes and emoji arrive intact.
-Volume, Spotlight (`mdfind`) and listing or quitting apps are one AppleScript or shell command away."""
+The clipboard, volume, Spotlight (`mdfind`) and listing or quitting apps are one AppleScript or shell
+command away."""
 
 import subprocess
 import sys
@@ -9,7 +10,6 @@ from amas_code import tools
 from amas_code.tools import STATE, ToolError
 
 NOTIFY = "on run argv\ndisplay notification (item 2 of argv) with title (item 1 of argv)\nend run"
-SET_CLIPBOARD = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
 
 
 def run(*command: str) -> str:
@@ -20,11 +20,13 @@ def run(*command: str) -> str:
     return done.stdout.strip()
 
 
-def applescript(script: str) -> str:
-    """Run an AppleScript (asks first): volume, apps, Finder, anything osascript can do."""
+def applescript(script: str, text: str = "") -> str:
+    """Run an AppleScript (asks first): volume, apps, Finder, the clipboard (`the clipboard as
+    text`), anything osascript can do. Pass text as `text` and read it as item 1 of argv in an
+    `on run argv` handler (set the clipboard to (item 1 of argv)): quotes then need no escaping."""
     if not tools.allowed("Run this AppleScript?", not STATE["config"].get("yolo")):
         return "The user declined to run this AppleScript."
-    return run("osascript", "-e", script) or tools.EMPTY
+    return run("osascript", "-e", script, *filter(None, [text])) or tools.EMPTY
 
 
 def mac_notify(title: str, message: str) -> str:
@@ -32,12 +34,5 @@ def mac_notify(title: str, message: str) -> str:
     return run("osascript", "-e", NOTIFY, title, message) or "Notification shown."
 
 
-def mac_clipboard(text: str = "") -> str:
-    """Read the clipboard when text is empty; otherwise set the clipboard to text."""
-    if not text:
-        return run("osascript", "-e", "the clipboard as text")
-    return run("osascript", "-e", SET_CLIPBOARD, text) or "Clipboard set."
-
-
 if sys.platform == "darwin":
-    tools.register(applescript, mac_notify, mac_clipboard)
+    tools.register(applescript, mac_notify)

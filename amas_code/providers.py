@@ -4,17 +4,13 @@ import ast
 import json
 import os
 import re
-import time
 
 from amas_code.config import packaged, redact
 
-RETRY = "RateLimitError Timeout APIConnectionError InternalServerError ServiceUnavailableError"
-HINTS = {"AuthenticationError": "check the API key", "NotFoundError": "check the model name"}
-WHERE = ", or api_key: in ~/.config/amas/config.yaml or .amas/config.yaml."
-NAME_KEYS, ARG_KEYS = ("name", "tool", "tool_name"), ("arguments", "args", "parameters", "input")
+KEY = "check the API key: the provider's variable above, or api_key: in ~/.config/amas/config.yaml"
+HINTS = {"key": KEY, "AuthenticationError": KEY, "NotFoundError": "check the model name"}
 FORMATS = packaged("formats.yaml")
 MARKUP = FORMATS["markup"]  # between a tool's name and its JSON arguments
-QUOTES = ("`", "'", '"')  # a call quoted in a sentence is prose, not a call
 
 
 class ProviderError(Exception):
@@ -26,9 +22,8 @@ class ProviderError(Exception):
         self.kind, self.exit_code = kind, 2 if kind == "key" else 1
 
 
-def load_litellm(delay: float = 0):
-    """Import litellm; the REPL calls it with a delay so the prompt is drawn first."""
-    time.sleep(delay)
+def load_litellm():
+    """Import litellm (2-5 s and about 190 MiB: only when a model is called)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
     import litellm
 
@@ -36,43 +31,30 @@ def load_litellm(delay: float = 0):
     return litellm
 
 
-def check_key(litellm, config: dict) -> None:
-    given = config.get("api_key") or config.get("api_base")
-    missing = [] if given else litellm.validate_environment(model=config["model"])["missing_keys"]
-    text = f"No API key for {config['model']}: set {' or '.join(missing)}{WHERE}"
-    if missing:
-        raise ProviderError(text, "key")
-
-
 def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
-    """Stream one reply, retried once after a short pause when it failed before any output;
-    returns (message, usage)."""
+    """Stream one reply; returns (message, usage). A request that fails before any output (a rate
+    limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does."""
     import openai  # a litellm dependency: every litellm error derives from openai.APIError
 
     litellm = load_litellm()
-    check_key(litellm, config)
     request = {key: config.get(key) for key in ("api_key", "api_base", "model", "timeout")}
-    request.update(messages=messages, tools=tools or None, stream=True, max_retries=0)
-    for attempt in (1, 2):
-        chunks = []
-        try:
-            for chunk in litellm.completion(**request, stream_options={"include_usage": True}):
-                chunks.append(chunk)
-                if on_chunk and chunk.choices and chunk.choices[0].delta.content:
-                    on_chunk(chunk.choices[0].delta.content)
-            break
-        except openai.APIError as e:
-            if attempt == 2 or chunks or type(e).__name__ not in RETRY.split():
-                raise classify(e, config) from None
-            time.sleep(config.get("retry_delay", 1.0))
+    request.update(messages=messages, tools=tools or None, stream=True, max_retries=1)
+    chunks = []
+    try:
+        for chunk in litellm.completion(**request, stream_options={"include_usage": True}):
+            chunks.append(chunk)
+            if on_chunk and chunk.choices and chunk.choices[0].delta.content:
+                on_chunk(chunk.choices[0].delta.content)
+    except openai.APIError as e:
+        raise classify(e, config) from None
     response = litellm.stream_chunk_builder(chunks, messages=messages)
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
 
 
 def to_message(message) -> dict:
-    reply = {"role": "assistant", "content": message.content or ""}
-    calls = message.model_dump(include={"tool_calls"}, exclude_none=True).get("tool_calls")
-    return {**reply, "tool_calls": calls} if calls else reply
+    """The reply as a plain message dict: role, content ("" for none) and tool calls if any."""
+    reply = message.model_dump(include={"role", "content", "tool_calls"}, exclude_none=True)
+    return {**reply, "content": reply.get("content") or ""}
 
 
 def classify(error: Exception, config: dict) -> ProviderError:
@@ -83,9 +65,10 @@ def classify(error: Exception, config: dict) -> ProviderError:
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
     tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
-    kind = "tools" if tools_refused else ""
+    kind = "tools" if tools_refused else "key" if re.search(r"api.?key", text, re.I) else ""
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
-    return ProviderError(text + (f" ({HINTS[name]})" if name in HINTS else ""), kind)
+    hint = HINTS.get(kind) or HINTS.get(name)  # a missing key: litellm's text names its variable
+    return ProviderError(text + (f" ({hint})" if hint else ""), kind)
 
 
 def written_calls(text: str, types: dict) -> list[dict]:
@@ -102,12 +85,12 @@ def written_calls(text: str, types: dict) -> list[dict]:
             data, end = json.JSONDecoder().raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
             continue
-        data = [] if text[start - 1 : start] in QUOTES else data
+        data = [] if text[start - 1 : start] in FORMATS["quotes"] else data
         for item in data if isinstance(data, list) else [data]:
             item = item if isinstance(item, dict) else {}
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
-            name = next((item[k] for k in NAME_KEYS if isinstance(item.get(k), str)), None)
-            args = next((item[k] for k in ARG_KEYS if k in item), {})
+            name = next((item[k] for k in FORMATS["name"] if isinstance(item.get(k), str)), None)
+            args = next((item[k] for k in FORMATS["arguments"] if k in item), {})
             if not name and (before := re.search(rf"\b({known}){MARKUP}", text[:start])):
                 name, args = before[1], item
             args = json.dumps(args) if isinstance(args, dict) else args

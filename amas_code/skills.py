@@ -2,7 +2,7 @@
 needs. `amas init` writes the map with tree-sitter, one grammar wheel per language, loaded on use."""
 
 import functools
-import importlib
+import pkgutil
 import re
 from pathlib import Path
 
@@ -14,7 +14,6 @@ SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAU
 NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
 LANGUAGES = packaged("languages.yaml")
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
-MAX_SOURCE = 1_000_000  # a generated 30 MB file took minutes and gigabytes
 
 
 @functools.cache
@@ -22,8 +21,7 @@ def grammar(language: str) -> tuple:
     """The tree-sitter parser and definitions query of one language, built on first use."""
     from tree_sitter import Language, Parser, Query
 
-    module, function = LANGUAGES[language]["grammar"].rsplit(".", 1)
-    lang = Language(getattr(importlib.import_module(module), function)())
+    lang = Language(pkgutil.resolve_name(LANGUAGES[language]["grammar"])())
     return Parser(lang), Query(lang, LANGUAGES[language]["query"])
 
 
@@ -32,7 +30,8 @@ def definitions(path: Path, language: str) -> tuple[dict, str]:
     from tree_sitter import QueryCursor
 
     parser, query = grammar(language)
-    tree = parser.parse(head(path, MAX_SOURCE)[0])  # a FIFO named x.py never blocks; 1 MB at most
+    # 1 MB at most: a generated 30 MB file took minutes and gigabytes; a FIFO named x.py never blocks
+    tree = parser.parse(head(path, 1_000_000)[0])
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
     names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
@@ -69,12 +68,10 @@ def init() -> str:
     return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
 
 
-def skills() -> list[dict]:
-    """.amas/skills/*.md and <name>/SKILL.md; the words of a skill's name are its keywords."""
-    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file())
-    paths = sorted(p for p in found if inside(p))
-    names = [path.parent.name if path.name == "SKILL.md" else path.stem for path in paths]
-    return [{"name": n, "body": p.read_text("utf-8", "replace")} for n, p in zip(names, paths)]
+def skills() -> list[tuple[str, Path]]:
+    """(name, path) of .amas/skills/*.md and <name>/SKILL.md; a skill's name holds its keywords."""
+    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file() and inside(p))
+    return [(p.parent.name if p.name == "SKILL.md" else p.stem, p) for p in sorted(found)]
 
 
 def words(text: str) -> set[str]:
@@ -82,18 +79,15 @@ def words(text: str) -> set[str]:
     return set(re.findall(r"[^\W_]+", text.lower()))
 
 
-def active(messages: list) -> list[dict]:
-    """The skills with a word of their name among the words of the last few messages."""
-    recent = words(" ".join(str(m.get("content") or "") for m in messages[-6:]))
-    return [s for s in skills() if words(s["name"]) & recent]
-
-
 def system_prompt(messages: list, tools_text: str = "") -> str:
-    """The spec's template, filled in every turn with the map, the rule files and the matching
-    skills; the map is cut so that the whole prompt stays under 2000 tokens."""
+    """The spec's template, filled in every turn with the map, the rule files and the skills with a
+    word of their name among the words of the last few messages; the map is cut so that the whole
+    prompt stays under 2000 tokens."""
     rules = [Path(name) for name in RULE_FILES if Path(name).is_file() and inside(name)]
     context = [f"## {path}\n{path.read_text(errors='replace')}" for path in rules]
-    context += [f"## Skill: {s['name']}\n{s['body']}" for s in active(messages)]
+    recent = words(" ".join(str(m.get("content") or "") for m in messages[-6:]))
+    chosen = [(name, path) for name, path in skills() if words(name) & recent]  # by keyword
+    context += [f"## Skill: {name}\n{path.read_text('utf-8', 'replace')}" for name, path in chosen]
     prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() else ""

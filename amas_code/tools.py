@@ -70,8 +70,7 @@ def run(name: str, args: dict | str) -> str:
 
 def describe() -> str:
     """The tools as lines of text, for models that write their tool calls as text."""
-    specs = [(t["function"], t["function"]["parameters"]["properties"]) for t in TOOLS]
-    return "\n".join(f"- {f['name']}({', '.join(p)}): {f['description']}" for f, p in specs)
+    return "\n".join(f"- {n}({', '.join(TYPES[n])}): {f.__doc__}" for n, f in HANDLERS.items())
 
 
 def destructive(line: str) -> bool:
@@ -169,8 +168,8 @@ def change_file(path: str, new: str, verb: str) -> str:
         return f"The user declined the change to {path}; nothing was written."
     if (target.read_bytes() if target.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
-    target.parent.mkdir(parents=True, exist_ok=True)
     real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
+    real.parent.mkdir(parents=True, exist_ok=True)
     data = new.encode("utf-8", "surrogateescape")
     fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
     shutil.copymode(real, fresh) if real.exists() else None
@@ -187,7 +186,6 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
     if path.parent.name == ".amas" and not path.parent.exists():  # its transcript stays uncommitted
         path.parent.mkdir()
         (path.parent / ".gitignore").write_text("*\n")
-    path.parent.mkdir(exist_ok=True)
     if not append:  # a planted symlink: itself, not its target
         path.unlink(missing_ok=True)
     how = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_EXCL)

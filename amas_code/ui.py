@@ -1,8 +1,11 @@
 """Every byte Amas Code shows goes through here (rich for output, prompt_toolkit for input)."""
 
 import difflib
+import re
 import sys
+from contextlib import contextmanager, nullcontext
 from functools import partial
+from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
@@ -10,15 +13,14 @@ from rich.text import Text
 console = Console(highlight=False, soft_wrap=True)
 INTERACTIVE = sys.stdin.isatty() and sys.stdout.isatty()
 _session = None
-BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-CONTROLS = [*range(9), *range(11, 32), *range(127, 160), *map(ord, BIDI)]  # not \t or \n
-VISIBLE = {c: repr(chr(c))[1:-1] for c in CONTROLS}  # ESC shows as \x1b
+# C0 but \t and \n, DEL, C1, and the bidi marks, overrides and isolates.
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def safe(text: str) -> str:
     """Untrusted text with its control characters and bidi overrides made visible, so that no file,
     page, command or reply can move the cursor, erase a line or set the clipboard."""
-    return str(text).translate(VISIBLE)
+    return UNSAFE.sub(lambda found: repr(found[0])[1:-1], str(text))  # ESC shows as \x1b
 
 
 def _say(symbol: str, style: str, msg: str) -> None:
@@ -28,15 +30,52 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 show_command = partial(_say, "$", "bold magenta")
-end_stream = console.print
-_thinking = False
+_thinking, _pieces, _live = False, [], None
+
+
+@contextmanager
+def answer():
+    """While the model answers: a spinner until its first token, then the answer's last screenful
+    as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
+    leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text as it
+    comes. An answer cut short by Ctrl-C or an error stays on screen."""
+    global _live
+    from rich.live import Live
+    from rich.spinner import Spinner
+
+    spinner, _pieces[:] = Spinner("dots", " Thinking…", style="cyan"), []
+    terminal = INTERACTIVE and console.is_terminal
+    _live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
+    try:
+        with _live if terminal else nullcontext():
+            yield
+    finally:
+        _show_answer("".join(_pieces), rendered=terminal)
 
 
 def stream(piece: str) -> None:
     """One streamed piece of an answer; reasoning between <think> and </think> shows dimmed."""
     global _thinking
     _thinking = ("<think>" in piece or _thinking) and "</think>" not in piece
-    console.print(safe(piece), end="", markup=False, style="dim" if _thinking else None)
+    _pieces.append(piece)
+
+
+def _tail() -> Text | None:
+    """The last screenful of the answer so far, dimmed while the model reasons."""
+    lines = "".join(_pieces).splitlines()[-(console.height - 2) :]
+    return Text(safe("\n".join(lines)), style="dim" if _thinking else "") if lines else None
+
+
+def _show_answer(text: str, rendered: bool) -> None:
+    """The whole answer: its reasoning dimmed, the rest as Markdown with links spelled out."""
+    from rich.markdown import Markdown
+
+    thought, end, reply = text.rpartition("</think>")
+    if rendered and text.strip():
+        reasoning = [Text(safe(thought + end), style="dim")] if end else []
+        console.print(*reasoning, Markdown(safe(reply), hyperlinks=False))
+    elif text:
+        console.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
@@ -49,18 +88,19 @@ def show_diff(old: str, new: str, filename: str) -> None:
 
 
 def show_tool_call(name: str, args: str) -> None:
-    call = safe(f"({_short(args, 100)})")
-    console.print(Text.assemble(("⏺ ", "cyan"), (safe(name), "bold cyan"), call))
+    """The tool's name and its arguments on one line, cut to the screen, in a compact panel."""
+    from rich.panel import Panel
+
+    call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args.replace("\n", " ")), "dim"))
+    call.no_wrap, call.overflow = True, "ellipsis"
+    console.print(Panel(call, expand=False, border_style="cyan", padding=(0, 1)))
 
 
-def show_result(result: str) -> None:
+def show_result(result: str, tail: int = 1) -> None:
+    """A tool's result as its last line, dim, or its last `tail` lines (a command's `2 passed`)."""
     lines = result.splitlines() or [""]
-    more = f" … (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
-    console.print(Text(safe(f"  ⎿ {_short(lines[0], 100)}{more}"), style="dim"))
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    more = f" (+{len(lines) - tail} lines)" if len(lines) > tail else ""
+    console.print(Text(safe("  ⎿ " + "\n    ".join(lines[-tail:]) + more), style="dim"))
 
 
 def show_table(rows: list, *headers: str) -> None:
@@ -72,16 +112,32 @@ def show_table(rows: list, *headers: str) -> None:
     console.print(table)
 
 
-def ask(message: str) -> str:
-    """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end."""
+def ask(message: str, commands: list | None = None, history: Path | None = None) -> str:
+    """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end.
+    With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
+    completes the slash commands, Esc-Enter (Alt-Enter) starts a new line. Without,
+    a question whose answers stay out of that history."""
     global _session
     if not INTERACTIVE:
         return input()
-    if _session is None:
-        from prompt_toolkit import PromptSession
+    from prompt_toolkit import PromptSession
 
-        _session = PromptSession()
-    return _session.prompt(message, in_thread=True)  # beside the loop playwright keeps running
+    if commands and _session is None:
+        _session = PromptSession(**_comforts(commands, history))
+    session = _session if commands else PromptSession()
+    return session.prompt(message, in_thread=True)  # beside the loop playwright keeps running
+
+
+def _comforts(commands: list, history: Path) -> dict:
+    """The REPL prompt's history file, completion of slash commands and the Esc-Enter newline."""
+    from prompt_toolkit.completion import WordCompleter
+    from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+    keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
+    completer = WordCompleter(commands, WORD=True)
+    return dict(history=FileHistory(history), completer=completer, key_bindings=keys)
 
 
 def confirm(question: str) -> bool:

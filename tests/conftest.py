@@ -25,6 +25,7 @@ def isolated(tmp_path, monkeypatch):
     home.mkdir()
     project.mkdir()
     monkeypatch.setenv("AMAS_HOME", str(home))
+    monkeypatch.setenv("HOME", str(home))  # ~/.amas_history, the REPL's input history
     monkeypatch.chdir(project)
     monkeypatch.setattr(ui, "INTERACTIVE", False)
     monkeypatch.setattr(ui, "_session", None)

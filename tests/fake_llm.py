@@ -72,11 +72,15 @@ class FakeLLM:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                fake.requests.append({"body": body, "headers": dict(self.headers), "path": self.path})
+                fake.requests.append(
+                    {"body": body, "headers": dict(self.headers), "path": self.path}
+                )
                 reply = fake.replies.pop(0) if fake.replies else [{"content": "(no more replies)"}]
                 if isinstance(reply, tuple):
                     return self._error(*reply)
-                self._stream(reply, cut=getattr(reply, "cut", False), stall=getattr(reply, "stall", 0))
+                self._stream(
+                    reply, cut=getattr(reply, "cut", False), stall=getattr(reply, "stall", 0)
+                )
 
             def _error(self, status, payload):
                 data = json.dumps(payload).encode()

@@ -106,9 +106,10 @@ def test_bad_api_key_is_one_friendly_line(llm, config, capsys):
     llm.queue(
         (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
     )
-    assert Agent(config).turn("hi") == 1
+    assert Agent(config).turn("hi") == 2  # a key problem, as when no key is set
     out = capsys.readouterr().out
     assert "AuthenticationError" in out and "Incorrect API key" in out
+    assert "~/.config/amas/config.yaml" in out
     assert "sk-test-secret" not in out and "Traceback" not in out
 
 
@@ -151,6 +152,7 @@ def test_cli_one_shot_exit_code_and_no_key_message(tmp_path, llm):
     missing = amas("hi", env={"GEMINI_API_KEY": None, "GOOGLE_API_KEY": None})
     assert missing.returncode == 2
     assert "GEMINI_API_KEY" in missing.stdout and "Traceback" not in missing.stdout + missing.stderr
+    assert "api_key: in ~/.config/amas/config.yaml" in missing.stdout
 
 
 def test_cli_unreachable_server_fails_with_one_line(tmp_path):

@@ -152,7 +152,9 @@ def test_odd_numbers_for_undo_are_refused_in_one_line(repo):
 def test_a_gitignored_write_says_so_before_asking(repo, capsys):
     Path(".gitignore").write_text("*.log\n")
     tools.run("write_file", {"path": "x.log", "content": "log\n"})
-    assert "No checkpoint, so no /undo, for this change: git ignores x.log" in capsys.readouterr().out
+    assert (
+        "No checkpoint, so no /undo, for this change: git ignores x.log" in capsys.readouterr().out
+    )
 
 
 def test_a_non_utf8_line_does_not_break_later_requests(llm, config):
@@ -209,10 +211,11 @@ def test_an_error_mid_answer_starts_on_its_own_line(llm, config, capsys):
     assert "\n✗ " in out and "Think✗" not in out
 
 
-def test_a_reply_with_no_answer_says_so(llm, config, capsys):
+def test_a_reply_with_no_answer_ends_the_turn_without_asking_again(llm, config):
     llm.queue([{"reasoning_content": "only thinking"}])
-    assert Agent(config).turn("hi") == 0
-    assert "The model sent no answer" in capsys.readouterr().out
+    agent = Agent(config)
+    assert agent.turn("hi") == 0 and len(llm.requests) == 1
+    assert agent.messages[-1]["role"] == "assistant"
 
 
 def test_a_key_cut_by_search_output_is_still_masked(isolated, monkeypatch):
@@ -226,7 +229,9 @@ def test_a_key_cut_by_search_output_is_still_masked(isolated, monkeypatch):
 def test_started_inside_dot_git_amas_refuses_in_one_line(llm, isolated):
     git_init(isolated)
     done = amas("--model", "openai/x", "--api-base", llm.url, "hi", cwd=isolated / ".git")
-    assert done.returncode == 1 and "not inside .git" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.returncode == 1 and "not inside .git" in done.stderr and "Traceback" not in done.stderr
+    )
     assert not (isolated / ".git" / ".amas").exists() and llm.requests == []
 
 
@@ -239,7 +244,9 @@ def test_checkpoints_survive_ctrl_c_killing_gits_helper_processes(repo):
     checkpoint = tools.STATE["checkpoint"]
     tools.run("write_file", {"path": "keep", "content": "agent\n"})
     checkpoint.repo.head.commit.hexsha  # as GitPython does: starts its helper processes
-    helpers = subprocess.run(["pgrep", "-P", str(os.getpid()), "git"], capture_output=True, text=True)
+    helpers = subprocess.run(
+        ["pgrep", "-P", str(os.getpid()), "git"], capture_output=True, text=True
+    )
     for pid in helpers.stdout.split():
         os.kill(int(pid), signal.SIGINT)
     time.sleep(0.2)
@@ -257,7 +264,9 @@ def test_ctrl_c_at_a_question_ends_the_turn_not_just_the_change(llm, config):
     assert Path("a.py").read_text() == "x = 1\n" and len(llm.requests) == 1
 
 
-@pytest.mark.parametrize("line", ["echo hi\nrm -f victim", "echo hi\r\nrm -rf /", "ls\ngit clean -fd"])
+@pytest.mark.parametrize(
+    "line", ["echo hi\nrm -f victim", "echo hi\r\nrm -rf /", "ls\ngit clean -fd"]
+)
 def test_a_newline_separates_commands_for_the_judge(line):
     assert tools.destructive(line)
     assert not tools.destructive(line.replace("rm", "ls").replace("clean -fd", "status"))

@@ -84,7 +84,9 @@ def test_python_top_level_definitions_match_ast_on_the_standard_library():
 def test_the_map_reaches_the_model_cut_to_keep_the_prompt_under_2000_tokens(llm, config, isolated):
     import litellm
 
-    write_tree(isolated, {f"pkg/module_{i:03}.py": f"def handler_{i}(): pass\n" for i in range(400)})
+    write_tree(
+        isolated, {f"pkg/module_{i:03}.py": f"def handler_{i}(): pass\n" for i in range(400)}
+    )
     write_tree(isolated, {"AGENTS.md": "Run `make check` before you finish.\n"})
     assert amas("init").returncode == 0
     llm.queue(text("ok"))

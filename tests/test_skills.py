@@ -124,4 +124,4 @@ def test_skills_reach_the_model_and_compact_works_from_the_repl(llm, config, iso
         Agent(config).repl()
     out = capsys.readouterr().out
     assert "Use -q." in system_of(llm.requests[0])
-    assert "Nothing to compact yet." in out and len(llm.requests) == 1
+    assert "Compacted" not in out and len(llm.requests) == 1  # nothing to compact: no request

@@ -151,7 +151,7 @@ def test_mac_tools_are_not_offered_off_macos(llm, config):
     Agent(config).turn("hi")
     offered = {t["function"]["name"] for t in llm.requests[0]["body"]["tools"]}
     assert {"fetch_url", "search_google", "browser_navigate", "browser_click"} <= offered
-    assert sys.platform == "darwin" or not offered & {"applescript", "mac_notify", "mac_clipboard"}
+    assert sys.platform == "darwin" or not offered & {"applescript", "mac_notify"}
 
 
 HOSTILE = 'He said "hi" \\ then\n"; do shell script "rm -rf ~" -- 🎉'
@@ -175,11 +175,13 @@ def fake_osascript(tmp_path, monkeypatch):
 
 def test_mac_tools_pass_user_text_as_argv_never_as_source(fake_osascript):
     assert mac.mac_notify(title=HOSTILE, message="done ✓") == "Notification shown."
-    assert mac.mac_clipboard(text=HOSTILE) == "Clipboard set."
-    assert mac.mac_clipboard() == "clip text"
+    tools.STATE["config"].update(auto_accept=True, yolo=True)  # applescript asks, unless --yolo
+    set_clipboard = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
+    assert mac.applescript(script=set_clipboard, text=HOSTILE) == tools.EMPTY
+    assert mac.applescript(script="the clipboard as text") == "clip text"
     notify, set_clip, get_clip = fake_osascript()
     assert notify == ["-e", mac.NOTIFY, HOSTILE, "done ✓"]
-    assert set_clip == ["-e", mac.SET_CLIPBOARD, HOSTILE]
+    assert set_clip == ["-e", set_clipboard, HOSTILE]
     assert get_clip == ["-e", "the clipboard as text"]
 
 

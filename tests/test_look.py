@@ -1,0 +1,166 @@
+"""The spec's Phase 6, the finished look (issue #32): what can be checked without a person at the
+screen. A real terminal (a pty) for the rendered answer, pipes for plain text, the real CLI for the
+summary, a real prompt_toolkit session for history, completion and the Esc-Enter newline."""
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pyte
+import pytest
+from conftest import amas, git, git_init, terminal
+from fake_llm import Stall, text, tool
+
+from amas_code import tools, ui
+from amas_code.agent import Agent
+
+ANSWER = "## Result\n\nThe fix is **done**; see [the docs](https://docs.example/fix).\n"
+
+
+def one_shot(llm, *replies, flags=("--yes",), model="openai/x", env=None):
+    llm.queue(*replies)
+    base = ["--model", model, "--api-base", llm.url, *flags, "go"]
+    return amas(*base, env={"OPENAI_API_KEY": "sk-x", **(env or {})})
+
+
+def in_a_terminal(args: list[str], cwd: Path, interrupt_at: bytes = b"") -> str:
+    """The real CLI with a pty as its terminal (80x24): what a person would see, scrollback and
+    screen, as a terminal emulator (pyte) draws it."""
+    leader, follower = pty.openpty()
+    env = {**os.environ, "OPENAI_API_KEY": "sk-x", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    cmd = [sys.executable, "-m", "amas_code", *args]
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    out, deadline = b"", time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if interrupt_at and interrupt_at in out:  # Ctrl-C once this has been drawn
+            proc.send_signal(signal.SIGINT)
+            interrupt_at = b""
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        try:
+            chunk = os.read(leader, 65536) if ready else b""
+        except OSError:  # the child closed the terminal
+            break
+        out += chunk
+        if not chunk and proc.poll() is not None:
+            break
+    proc.wait(10)
+    os.close(leader)
+    screen = pyte.HistoryScreen(80, 24, history=1000)
+    pyte.ByteStream(screen).feed(out)
+    rows = [*screen.history.top, *screen.buffer.values()]
+    scrollback = [
+        "".join(row[x].data for x in range(80)).rstrip() for row in rows[: -len(screen.buffer)]
+    ]
+    return "\n".join(scrollback + [line.rstrip() for line in screen.display])
+
+
+def test_in_a_terminal_the_answer_is_rendered_markdown_once_with_links_spelled_out(llm, isolated):
+    llm.queue(text(ANSWER, pieces=12))
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated)
+    assert "**done**" not in out and "done" in out  # rendered, not raw Markdown
+    assert "the docs (https://docs.example/fix)" in out  # the link's address is shown
+    assert out.count("Result") == 1  # one copy: the live view was replaced, not kept
+
+
+def test_in_a_terminal_a_long_answer_leaves_one_copy(llm, isolated):
+    long = "".join(f"Line {i} of a long answer.\n\n" for i in range(60))
+    llm.queue(text(long, pieces=60))
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated)
+    assert out.count("Line 59 of") == 1 and out.count("Line 3 of") == 1
+
+
+def test_in_a_terminal_ctrl_c_mid_answer_keeps_the_partial_answer(llm, isolated):
+    llm.queue(Stall([{"content": "A partial **answer** so far"}, {"content": " and the rest."}]))
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated, b"so far")
+    assert "A partial answer so far" in out and "the rest" not in out
+    assert "Interrupted; the conversation so far is kept." in out
+
+
+def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):
+    done = one_shot(llm, text("<think>hmm</think>" + ANSWER))
+    assert done.returncode == 0 and "\x1b" not in done.stdout
+    assert "The fix is **done**; see [the docs](https://docs.example/fix)." in done.stdout
+
+
+def test_a_tool_call_shows_in_a_panel_and_a_command_shows_its_last_lines(llm, isolated):
+    lines = "; ".join(f"echo line {i}" for i in range(1, 10)) + "; echo '2 passed'"
+    done = one_shot(llm, tool("shell_command", {"command": lines}), text("ok"))
+    assert "╭" in done.stdout and "│ shell_command" in done.stdout
+    assert "line 9\n" in done.stdout and "2 passed" in done.stdout and "line 2\n" not in done.stdout
+    assert "[exit code 0] (+5 lines)" in done.stdout
+
+
+def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
+    ui.show_tool_call("[bold red]x[/] \x1b[2J", '{"a": "[link=http://evil]"}')
+    out = capsys.readouterr().out
+    assert "[bold red]x[/]" in out and "\\x1b[2J" in out and "\x1b[2J" not in out
+
+
+# /attach -----------------------------------------------------------------------------------------
+
+
+def test_attach_adds_the_file_to_the_next_request(llm, config, isolated):
+    Path("notes.md").write_text("remember the milk\n")
+    agent = Agent(config)
+    agent.command("/attach notes.md")
+    llm.queue(text("ok"))
+    agent.turn("what do my notes say?")
+    sent = str(llm.requests[0]["body"]["messages"])
+    assert "remember the milk" in sent and "what do my notes say?" in sent
+
+
+def test_attach_follows_read_files_rules(llm, config, isolated, tmp_path, capsys):
+    (tmp_path / "outside.txt").write_text("private\n")
+    Path("big.txt").write_text("x" * (tools.MAX_READ + 5000))
+    Path(".env").write_text("OPENAI_API_KEY=sk-test-secret\n")
+    agent = Agent(config)
+    agent.command(f"/attach {tmp_path / 'outside.txt'}")  # no terminal to ask: refused
+    agent.command("/attach missing.txt")
+    agent.command("/attach big.txt")
+    agent.command("/attach .env")
+    out, sent = capsys.readouterr().out, str(agent.messages)
+    assert "outside the project" in out and "No such file" in out and "private" not in sent
+    assert "[truncated: showing the first" in sent
+    assert "sk-test-secret" not in sent and "OPENAI_API_KEY=***" in sent
+
+
+# Input comfort -----------------------------------------------------------------------------------
+
+
+def test_input_history_survives_a_restart_and_answers_stay_out_of_it(
+    llm, config, isolated, tmp_path
+):
+    Path("a.py").write_text("x = 1\n")
+    llm.queue(tool("write_file", {"path": "a.py", "content": "x = 2\n"}), text("done"))
+    with terminal("change a.py", "y", "/quit"):
+        Agent(config).repl()
+    history = (tmp_path / "home" / ".amas_history").read_text()
+    assert "change a.py" in history and "/quit" in history and "\n+y\n" not in history
+    assert Path("a.py").read_text() == "x = 2\n"
+    with terminal("\x1b[A"):  # arrow up in a new session: the last line comes back
+        assert ui.ask("› ", ["/help"], tmp_path / "home" / ".amas_history") == "/quit"
+
+
+def test_tab_completes_a_slash_command(isolated, tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    completer = ui._comforts(["/help", "/undo", "/redo"], tmp_path / "h")["completer"]
+    found = completer.get_completions(Document("/he"), CompleteEvent(completion_requested=True))
+    assert [c.text for c in found] == ["/help"]
+
+
+def test_escape_enter_starts_a_new_line(isolated):
+    with terminal("first\x1b\rsecond"):
+        assert ui.ask("› ", ["/help"], Path("h")) == "first\nsecond"
