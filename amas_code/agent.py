@@ -13,7 +13,8 @@ HISTORY = Path(".amas/history.jsonl")
 
 
 def message(role: str, content: str, **extra) -> dict:
-    return {"role": role, "content": content, **extra}
+    """A message; a non-UTF-8 byte (a file name, a typed line) would break every request: "?"."""
+    return {"role": role, "content": content.encode(errors="replace").decode(), **extra}
 
 
 def is_request(m: dict) -> bool:
@@ -36,8 +37,8 @@ class Agent:
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
-        text = text.encode(errors="replace").decode()  # a non-UTF-8 line would break every request
         self.messages.append(message("user", text))
+        self.usage, tools.STATE["done"] = [], []  # what this turn costs and does
         try:
             while self.step():  # no cap on rounds, as the spec says: Ctrl-C stops a looping model
                 continue
@@ -50,6 +51,7 @@ class Agent:
             return e.exit_code
         finally:
             self.remember()
+        ui.show_summary(tools.STATE["done"], *providers.spent(self.usage, self.config))
         return 0
 
     def step(self) -> bool:
@@ -93,6 +95,7 @@ class Agent:
             ui.warning("The model refused native tool calls; switching to text tool calls.")
             return self.call(messages, on_chunk)
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
+        self.usage.append(usage)
         return reply
 
     def compact(self) -> None:
@@ -111,7 +114,6 @@ class Agent:
         name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
         result = config.redact(tools.run(name, args), self.config)
-        result = result.encode(errors="replace").decode()  # a non-UTF-8 file name, say
         ui.show_result(result, 6 if name == "shell_command" else 1)
         return result
 
@@ -164,9 +166,8 @@ class Agent:
 
     def cmd_help(self, arg: str):
         """List the commands."""
-        ui.show_table(
-            [(name, getattr(self, f"cmd_{name[1:]}").__doc__) for name in self.commands()]
-        )
+        rows = [(name, getattr(self, f"cmd_{name[1:]}").__doc__) for name in self.commands()]
+        ui.show_table(rows)
 
     def cmd_attach(self, arg: str):
         """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""

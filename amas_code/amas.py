@@ -8,11 +8,10 @@ import click
 from amas_code import __version__
 
 
-def exit_cleanly_on(*signals: int) -> None:
-    """A closed terminal or `kill` ends Amas as Ctrl-C would: a running command's group is killed
-    and the history written, instead of leaving the command running with no timeout."""
-    for sig in signals:
-        signal.signal(sig, lambda number, frame: sys.exit(128 + number))
+# A closed terminal or `kill` ends Amas as Ctrl-C would: a running command's group is killed and the
+# history written, instead of leaving the command running with no timeout.
+for sig in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(sig, lambda number, frame: sys.exit(128 + number))
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,7 +35,6 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     from amas_code import config as settings
     from amas_code.agent import Agent
 
-    exit_cleanly_on(signal.SIGTERM, signal.SIGHUP)
     try:
         config = settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo})
     except ValueError as e:

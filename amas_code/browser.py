@@ -11,7 +11,6 @@ from amas_code import tools
 from amas_code.tools import STATE, ToolError
 
 BROWSERS = "chromium chromium-browser google-chrome google-chrome-stable chrome".split()
-QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or set browser_path."
 
 
@@ -25,12 +24,11 @@ def page():
     path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
     headless = config.get("browser_headless", True)
     try:  # no path: playwright's own browser, if `playwright install` was run
-        browser = playwright.chromium.launch(executable_path=path, headless=headless, args=QUIET)
+        browser = playwright.chromium.launch(executable_path=path, headless=headless)
     except Error:
         playwright.stop()
         raise ToolError(NO_BROWSER) from None
-    atexit.register(playwright.stop)  # atexit runs last-in first-out: the browser first
-    atexit.register(browser.close)
+    atexit.register(playwright.stop)  # its driver closes the browser and removes its profile
     return browser.new_page()
 
 

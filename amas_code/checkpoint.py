@@ -12,12 +12,10 @@ from pathlib import Path
 from git import Repo
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
+from amas_code.config import WORDS
+
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
 RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
-WHY = "a merge, rebase, cherry-pick, revert or other git command is under way"
-UNDER_WAY = "MERGE_HEAD rebase-merge rebase-apply CHERRY_PICK_HEAD REVERT_HEAD".split()
-WHO = {"NAME": "Amas Code", "EMAIL": "amas@localhost"}  # commits need an author; borrowed if unset
-ME = {f"GIT_{who}_{key}": value for who in ("AUTHOR", "COMMITTER") for key, value in WHO.items()}
 
 
 class Refused(Exception):
@@ -35,7 +33,8 @@ class Checkpoint:
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
             known = self.repo.config_reader().get_value("user", "email", "")
             self.filemode = self.repo.config_reader().get_value("core", "filemode", True)
-            self.repo.git.update_environment(**({} if known else ME))
+            # commits need an author: words.yaml's, when git has none
+            self.repo.git.update_environment(**({} if known else WORDS["identity"]))
 
     def git(self, *args: str, **kwargs) -> str:
         return self.repo.git.execute(["git", "--literal-pathspecs", *args], **kwargs)
@@ -53,17 +52,18 @@ class Checkpoint:
             lost = f"{inner[-1]} is a repository of its own" if inner else ""  # a submodule, say
             if lost or self.repo.ignored(rel):  # a commit would publish what the user keeps out
                 return {"lost": lost or f"git ignores {rel}"}
-            why = self.busy(UNDER_WAY)  # a lock is met by save(), which then refuses the change
+            # a lock is met by save(), which then refuses the change
+            why = self.busy(WORDS["under_way"])
             before = {"before": self._hash(self.root / rel, write=True), "index": self._index(rel)}
             return {"unsaved": why} if why else {"path": rel, **before}
         except (ValueError, GitCommandError):  # outside the work tree, or inside a submodule
             return {}
 
-    def busy(self, names: tuple | list = ("index.lock", *UNDER_WAY)) -> str:
+    def busy(self, names: tuple | list = ("index.lock", *WORDS["under_way"])) -> str:
         """Why git's state must not be moved now (a merge, rebase, ... or a lock: another git command,
         or Amas, is writing the index), or ''."""
         found = [name for name in names if Path(self.repo.git_dir, name).exists()]
-        return f".git/{found[0]} exists: {WHY}" if found else ""
+        return f".git/{found[0]} exists: {WORDS['why']}" if found else ""
 
     def save(self, before: dict, new: Path, message: str) -> None:
         """Commit the file `new` as the agent's change to before["path"], before it is moved into

@@ -24,6 +24,7 @@ def packaged(name: str) -> dict:
 
 
 DEFAULT_CONFIG = packaged("defaults.yaml")
+WORDS = packaged("words.yaml")  # names and messages: git's, the hints for a provider's errors
 # A cloned repository's config may not set what runs a program, moves data out, skips a question or
 # turns /undo off.
 PERSONAL = ("api_base", "api_key", "browser_path", "auto_accept", "yolo", "checkpoint_on_edit")

@@ -5,12 +5,9 @@ import json
 import os
 import re
 
-from amas_code.config import packaged, redact
+from amas_code.config import WORDS, packaged, redact
 
-KEY = "check the API key: the provider's variable above, or api_key: in ~/.config/amas/config.yaml"
-HINTS = {"key": KEY, "AuthenticationError": KEY, "NotFoundError": "check the model name"}
 FORMATS = packaged("formats.yaml")
-MARKUP = FORMATS["markup"]  # between a tool's name and its JSON arguments
 
 
 class ProviderError(Exception):
@@ -22,21 +19,15 @@ class ProviderError(Exception):
         self.kind, self.exit_code = kind, 2 if kind == "key" else 1
 
 
-def load_litellm():
-    """Import litellm (2-5 s and about 190 MiB: only when a model is called)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
-    import litellm
-
-    litellm.suppress_debug_info = True
-    return litellm
-
-
 def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
     """Stream one reply; returns (message, usage). A request that fails before any output (a rate
-    limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does."""
+    limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does.
+    litellm takes 2-5 s and about 190 MiB to import: only when a model is called."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
+    import litellm
     import openai  # a litellm dependency: every litellm error derives from openai.APIError
 
-    litellm = load_litellm()
+    litellm.suppress_debug_info = True
     request = {key: config.get(key) for key in ("api_key", "api_base", "model", "timeout")}
     request.update(messages=messages, tools=tools or None, stream=True, max_retries=1)
     chunks = []
@@ -49,6 +40,18 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk=None) ->
         raise classify(e, config) from None
     response = litellm.stream_chunk_builder(chunks, messages=messages)
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
+
+
+def spent(usage: list, config: dict) -> tuple[dict, float | None]:
+    """The tokens a turn's requests took, in and out, and their cost at litellm's prices (None for
+    a model it does not price); complete() has imported litellm."""
+    import litellm
+
+    tokens = {k: sum(u.get(k) or 0 for u in usage) for k in ("prompt_tokens", "completion_tokens")}
+    try:
+        return tokens, sum(litellm.cost_per_token(model=config["model"], **tokens))
+    except Exception:  # litellm raises a bare Exception for a model it has no price for
+        return tokens, None
 
 
 def to_message(message) -> dict:
@@ -67,7 +70,8 @@ def classify(error: Exception, config: dict) -> ProviderError:
     tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
     kind = "tools" if tools_refused else "key" if re.search(r"api.?key", text, re.I) else ""
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
-    hint = HINTS.get(kind) or HINTS.get(name)  # a missing key: litellm's text names its variable
+    # words.yaml's hints; for a missing key, litellm's text names its variable
+    hint = WORDS["hints"].get(kind) or WORDS["hints"].get(name)
     return ProviderError(text + (f" ({hint})" if hint else ""), kind)
 
 
@@ -91,7 +95,7 @@ def written_calls(text: str, types: dict) -> list[dict]:
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
             name = next((item[k] for k in FORMATS["name"] if isinstance(item.get(k), str)), None)
             args = next((item[k] for k in FORMATS["arguments"] if k in item), {})
-            if not name and (before := re.search(rf"\b({known}){MARKUP}", text[:start])):
+            if not name and (before := re.search(rf"\b({known}){FORMATS['markup']}", text[:start])):
                 name, args = before[1], item
             args = json.dumps(args) if isinstance(args, dict) else args
             found += [(name, args)] if name in types and isinstance(args, str) else []

@@ -68,12 +68,6 @@ def init() -> str:
     return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
 
 
-def skills() -> list[tuple[str, Path]]:
-    """(name, path) of .amas/skills/*.md and <name>/SKILL.md; a skill's name holds its keywords."""
-    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file() and inside(p))
-    return [(p.parent.name if p.name == "SKILL.md" else p.stem, p) for p in sorted(found)]
-
-
 def words(text: str) -> set[str]:
     """The words of a text, lowercase; - and _ separate words (css-style, css_style)."""
     return set(re.findall(r"[^\W_]+", text.lower()))
@@ -86,7 +80,10 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     rules = [Path(name) for name in RULE_FILES if Path(name).is_file() and inside(name)]
     context = [f"## {path}\n{path.read_text(errors='replace')}" for path in rules]
     recent = words(" ".join(str(m.get("content") or "") for m in messages[-6:]))
-    chosen = [(name, path) for name, path in skills() if words(name) & recent]  # by keyword
+    # .amas/skills/NAME.md and NAME/SKILL.md; a skill's name holds its keywords
+    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file() and inside(p))
+    named = [(p.parent.name if p.name == "SKILL.md" else p.stem, p) for p in sorted(found)]
+    chosen = [(name, path) for name, path in named if words(name) & recent]
     context += [f"## Skill: {name}\n{path.read_text('utf-8', 'replace')}" for name, path in chosen]
     prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100

@@ -18,7 +18,7 @@ from amas_code.config import DEFAULT_CONFIG, MASK, packaged, redact
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
 TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what a model sends
-STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": "."}
+STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": ".", "done": []}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
@@ -175,6 +175,7 @@ def change_file(path: str, new: str, verb: str) -> str:
     shutil.copymode(real, fresh) if real.exists() else None
     checkpoint.save(before, fresh, f"{verb} {path}") if "path" in before else None
     os.replace(fresh, real)
+    STATE["done"].append(f"{verb} {path}")  # for the turn's summary: what was really applied
     return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines)."
 
 
@@ -228,6 +229,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
+    STATE["done"].append(f"ran {command}")
     try:
         status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:

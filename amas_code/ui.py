@@ -12,15 +12,15 @@ from rich.text import Text
 
 console = Console(highlight=False, soft_wrap=True)
 INTERACTIVE = sys.stdin.isatty() and sys.stdout.isatty()
-_session = None
-# C0 but \t and \n, DEL, C1, and the bidi marks, overrides and isolates.
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 but \t and \n, DEL, C1, the bidi marks, overrides and isolates, and lone surrogates (a
+# non-UTF-8 byte in a file name).
+UNSAFE = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def safe(text: str) -> str:
     """Untrusted text with its control characters and bidi overrides made visible, so that no file,
     page, command or reply can move the cursor, erase a line or set the clipboard."""
-    return UNSAFE.sub(lambda found: repr(found[0])[1:-1], str(text))  # ESC shows as \x1b
+    return re.sub(UNSAFE, lambda found: repr(found[0])[1:-1], str(text))  # ESC shows as \x1b
 
 
 def _say(symbol: str, style: str, msg: str) -> None:
@@ -30,7 +30,7 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 show_command = partial(_say, "$", "bold magenta")
-_thinking, _pieces, _live = False, [], None
+_thinking, _pieces = False, []
 
 
 @contextmanager
@@ -39,18 +39,19 @@ def answer():
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
     leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text as it
     comes. An answer cut short by Ctrl-C or an error stays on screen."""
-    global _live
     from rich.live import Live
     from rich.spinner import Spinner
 
-    spinner, _pieces[:] = Spinner("dots", " Thinking…", style="cyan"), []
+    spinner, _pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
     terminal = INTERACTIVE and console.is_terminal
-    _live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
+    console.soft_wrap = not terminal  # a terminal gets the answer wrapped at words, a pipe as it is
+    live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
     try:
-        with _live if terminal else nullcontext():
+        with live if terminal else nullcontext():
             yield
     finally:
         _show_answer("".join(_pieces), rendered=terminal)
+        console.soft_wrap = True
 
 
 def stream(piece: str) -> None:
@@ -61,9 +62,12 @@ def stream(piece: str) -> None:
 
 
 def _tail() -> Text | None:
-    """The last screenful of the answer so far, dimmed while the model reasons."""
-    lines = "".join(_pieces).splitlines()[-(console.height - 2) :]
-    return Text(safe("\n".join(lines)), style="dim" if _thinking else "") if lines else None
+    """The last screenful of the answer so far, wrapped as the screen shows it, dimmed while the
+    model reasons. Only the last lines are wrapped: their rows are at least a screenful."""
+    lines = "".join(_pieces).splitlines()[-console.height :]
+    text = Text(safe("\n".join(lines)), style="dim" if _thinking else "")
+    rows = text.wrap(console, console.width)[2 - console.height :]
+    return Text("\n").join(rows) if lines else None
 
 
 def _show_answer(text: str, rendered: bool) -> None:
@@ -92,8 +96,7 @@ def show_tool_call(name: str, args: str) -> None:
     from rich.panel import Panel
 
     call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args.replace("\n", " ")), "dim"))
-    call.no_wrap, call.overflow = True, "ellipsis"
-    console.print(Panel(call, expand=False, border_style="cyan", padding=(0, 1)))
+    console.print(Panel.fit(call, border_style="cyan"), no_wrap=True, overflow="ellipsis")
 
 
 def show_result(result: str, tail: int = 1) -> None:
@@ -101,6 +104,13 @@ def show_result(result: str, tail: int = 1) -> None:
     lines = result.splitlines() or [""]
     more = f" (+{len(lines) - tail} lines)" if len(lines) > tail else ""
     console.print(Text(safe("  ⎿ " + "\n    ".join(lines[-tail:]) + more), style="dim"))
+
+
+def show_summary(done: list, tokens: dict, cost: float | None) -> None:
+    """After a turn: what it wrote and ran, and the tokens (and the cost) it took, in one dim line."""
+    price = f", ${cost:.4f}" if cost else ""
+    spent = f"tokens {tokens['prompt_tokens']:,} in, {tokens['completion_tokens']:,} out{price}"
+    console.print(Text(safe(" · ".join([*done, spent])), style="dim"))
 
 
 def show_table(rows: list, *headers: str) -> None:
@@ -117,14 +127,11 @@ def ask(message: str, commands: list | None = None, history: Path | None = None)
     With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
     completes the slash commands, Esc-Enter (Alt-Enter) starts a new line. Without,
     a question whose answers stay out of that history."""
-    global _session
     if not INTERACTIVE:
         return input()
     from prompt_toolkit import PromptSession
 
-    if commands and _session is None:
-        _session = PromptSession(**_comforts(commands, history))
-    session = _session if commands else PromptSession()
+    session = PromptSession(**_comforts(commands, history)) if commands else PromptSession()
     return session.prompt(message, in_thread=True)  # beside the loop playwright keeps running
 
 

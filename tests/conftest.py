@@ -28,7 +28,6 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))  # ~/.amas_history, the REPL's input history
     monkeypatch.chdir(project)
     monkeypatch.setattr(ui, "INTERACTIVE", False)
-    monkeypatch.setattr(ui, "_session", None)
     tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=None, root=project)
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)
@@ -58,11 +57,11 @@ def terminal(*lines: str):
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text("".join(line + "\n" for line in lines))
         pipe.close()  # the end of input, as Ctrl-D: nothing can wait for input forever
-        ui.INTERACTIVE, ui._session = True, None
+        ui.INTERACTIVE = True
         try:
             yield pipe
         finally:
-            ui.INTERACTIVE, ui._session = False, None
+            ui.INTERACTIVE = False
 
 
 def git_init(path: Path) -> Path:

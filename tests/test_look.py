@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -87,6 +88,15 @@ def test_in_a_terminal_ctrl_c_mid_answer_keeps_the_partial_answer(llm, isolated)
     assert "Interrupted; the conversation so far is kept." in out
 
 
+def test_in_a_terminal_a_long_paragraph_wraps_at_words_and_streams_its_newest_words(llm, isolated):
+    words = " ".join(f"word{i:03}" for i in range(400))  # 35 rows of 80 columns, no newline
+    llm.queue(Stall([{"content": words + " NEWEST"}, {"content": " and the rest."}]))
+    args = ["--model", "openai/x", "--api-base", llm.url, "go"]
+    out = in_a_terminal(args, isolated, interrupt_at=b"NEWEST")  # drawn while the stream stalls
+    assert "the rest" not in out  # so the live view showed the newest words, not the first row
+    assert all(f"word{i:03}" in out.split() for i in range(400))  # no word cut at the edge
+
+
 def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):
     done = one_shot(llm, text("<think>hmm</think>" + ANSWER))
     assert done.returncode == 0 and "\x1b" not in done.stdout
@@ -105,6 +115,53 @@ def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
     ui.show_tool_call("[bold red]x[/] \x1b[2J", '{"a": "[link=http://evil]"}')
     out = capsys.readouterr().out
     assert "[bold red]x[/]" in out and "\\x1b[2J" in out and "\x1b[2J" not in out
+
+
+# The turn's summary ------------------------------------------------------------------------------
+
+
+def test_the_summary_lists_what_was_written_and_run_and_the_tokens(llm, isolated):
+    git_init(isolated)
+    replies = [tool("write_file", {"path": "app.py", "content": "x = 1\n"}, "a")]
+    replies += [tool("shell_command", {"command": "echo hi"}, "b"), text("Done.")]
+    done = one_shot(llm, *replies)
+    summary = done.stdout.split("Done.")[-1]
+    assert (
+        "wrote app.py · ran echo hi · tokens 33 in, 21 out" in summary
+    )  # three requests of 11 and 7
+    assert "$" not in summary  # openai/x has no price
+
+
+def test_a_declined_command_is_not_in_the_summary(llm, isolated):
+    replies = [tool("shell_command", {"command": "rm -rf x"}), text("Declined, fine.")]
+    done = one_shot(llm, *replies)
+    summary = done.stdout.split("Declined, fine.")[-1]
+    assert "ran" not in summary and "tokens 22 in, 14 out" in summary
+
+
+def test_a_priced_model_shows_what_the_turn_cost(llm, isolated):
+    llm.usage = {
+        "prompt_tokens": 1_000_000,
+        "completion_tokens": 1_000_000,
+        "total_tokens": 2_000_000,
+    }
+    done = one_shot(llm, text("Hi."), model="openai/gpt-4o-mini")
+    assert "tokens 1,000,000 in, 1,000,000 out, $0.7500" in done.stdout  # 0.15 + 0.60 per million
+
+
+def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
+    llm.queue(tool("shell_command", {"command": "touch started; sleep 20"}))
+    agent = Agent({**config, "auto_accept": True})
+
+    def interrupt_once_the_command_runs():  # not after a fixed delay: litellm's import varies
+        while not os.path.exists("started"):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_the_command_runs, daemon=True).start()
+    assert agent.turn("wait") == 130
+    out = capsys.readouterr().out
+    assert "Interrupted" in out and "tokens" not in out and "ran touch" not in out
 
 
 # /attach -----------------------------------------------------------------------------------------
