@@ -1,6 +1,9 @@
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -88,3 +91,15 @@ def amas(
     return subprocess.run(
         cmd, env=full_env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120
     )
+
+
+def interrupt_when(path: str) -> None:
+    """Ctrl-C (SIGINT to this process) once `path` exists, as when a command the agent runs has
+    started: never after a fixed delay, which races litellm's import."""
+
+    def interrupt():
+        while not os.path.exists(path):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()

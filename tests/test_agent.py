@@ -2,12 +2,9 @@
 
 import json
 import os
-import signal
-import threading
-import time
 from pathlib import Path
 
-from conftest import amas, terminal
+from conftest import amas, interrupt_when, terminal
 from fake_llm import Cut, text, tool, tools
 
 from amas_code.agent import Agent
@@ -90,13 +87,7 @@ def test_malformed_arguments_and_unknown_tool_become_error_results(llm, config):
 def test_ctrl_c_during_a_tool_keeps_the_conversation_valid(llm, config):
     llm.queue(tool("shell_command", {"command": "touch started; sleep 20"}), text("next answer"))
     agent = Agent({**config, "auto_accept": True})
-
-    def interrupt_once_the_command_runs():  # not after a fixed delay: litellm's import varies
-        while not os.path.exists("started"):
-            time.sleep(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=interrupt_once_the_command_runs, daemon=True).start()
+    interrupt_when("started")
     assert agent.turn("run it") == 130
     assert agent.turn("go on") == 0
     assert tool_results(llm.requests[1]) == {"call_1": "Interrupted by the user."}

@@ -11,13 +11,11 @@ import struct
 import subprocess
 import sys
 import termios
-import threading
 import time
 from pathlib import Path
 
 import pyte
-import pytest
-from conftest import amas, git, git_init, terminal
+from conftest import amas, git_init, interrupt_when, terminal
 from fake_llm import Stall, text, tool
 
 from amas_code import tools, ui
@@ -152,13 +150,7 @@ def test_a_priced_model_shows_what_the_turn_cost(llm, isolated):
 def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
     llm.queue(tool("shell_command", {"command": "touch started; sleep 20"}))
     agent = Agent({**config, "auto_accept": True})
-
-    def interrupt_once_the_command_runs():  # not after a fixed delay: litellm's import varies
-        while not os.path.exists("started"):
-            time.sleep(0.05)
-        os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=interrupt_once_the_command_runs, daemon=True).start()
+    interrupt_when("started")
     assert agent.turn("wait") == 130
     out = capsys.readouterr().out
     assert "Interrupted" in out and "tokens" not in out and "ran touch" not in out

@@ -9,7 +9,7 @@ from fake_llm import text, tool, tools
 
 from amas_code import providers
 from amas_code import tools as amas_tools
-from amas_code.agent import PROMPTS, RESULTS, Agent
+from amas_code.agent import RESULTS, Agent
 
 
 def results(request: dict) -> dict:

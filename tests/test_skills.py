@@ -1,6 +1,5 @@
 """Rules, AGENTS.md/CLAUDE.md, skills and compaction, checked on what the model receives."""
 
-import re
 from pathlib import Path
 
 from fake_llm import text, tool
