@@ -61,9 +61,11 @@ class Checkpoint:
 
     def busy(self, names: tuple | list = ("index.lock", *WORDS["under_way"])) -> str:
         """Why git's state must not be moved now (a merge, rebase, ... or a lock: another git command,
-        or Amas, is writing the index), or ''."""
-        found = [name for name in names if Path(self.repo.git_dir, name).exists()]
-        return f".git/{found[0]} exists: {WORDS['why']}" if found else ""
+        or Amas, is writing the index; or conflicts, which `git stash pop` leaves with no
+        MERGE_HEAD), or ''."""
+        found = [f".git/{name} exists" for name in names if Path(self.repo.git_dir, name).exists()]
+        found += ["the index has conflicts"] if self.git("ls-files", "--unmerged") else []
+        return f"{found[0]}: {WORDS['why']}" if found else ""
 
     def save(self, before: dict, new: Path, message: str) -> None:
         """Commit the file `new` as the agent's change to before["path"], before it is moved into
@@ -138,8 +140,6 @@ class Checkpoint:
             raise Refused(f"HEAD moved since {short} (to {(head or '-')[:7]}); it stays as is.")
         if undo and self.git("branch", "-r", "--contains", head):
             raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
-        if self.git("ls-files", "-u", "--", rec["path"]):
-            raise Refused(f"{rec['path']} has merge conflicts; resolve them first, nothing undone.")
         if self._hash(self.root / rec["path"]) != (rec["after"] if undo else rec["before"]):
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 
@@ -182,11 +182,15 @@ class Checkpoint:
             return {"undo": [], "redo": []}
 
     def store(self, state: dict) -> None:
-        """Save the stacks, and a ref that keeps their objects alive through `git gc`."""
+        """Save the stacks, and a ref that keeps their objects alive through `git gc`: the bytes and
+        the staged entries undo and redo put back. One ref per worktree (`refs/amas/keep-.git`, or
+        `-NAME` for a linked one), since each has its own stacks and gc in one must keep the other's."""
         self.state_file.parent.mkdir(exist_ok=True)
         self.state_file.write_text(json.dumps(state, indent=1))
-        blobs = {r[k] for r in state["undo"] + state["redo"] for k in ("before", "after") if r[k]}
+        records = state["undo"] + state["redo"]
+        blobs = {r[k] for r in records for k in ("before", "after") if r[k]}
+        blobs |= {r["index"][1] for r in records if r["index"]}  # what the user had staged, too
         tree = self._tree(None, {sha: ["100644", sha] for sha in blobs})
         parents = [arg for r in state["redo"] for arg in ("-p", r["commit"])]
         keep = self.git("commit-tree", tree, *parents, "-m", "amas undo data")
-        self.git("update-ref", "refs/amas/keep", keep)
+        self.git("update-ref", f"refs/amas/keep-{Path(self.repo.git_dir).name}", keep)

@@ -307,7 +307,7 @@ def test_undo_never_touches_a_path_with_conflict_stages(repo):
     )  # as `stash pop` leaves
     git(repo, "update-index", "--force-remove", "b.txt")
     git(repo, "update-index", "--index-info", input=index.encode())
-    with pytest.raises(Refused, match="merge conflicts"):
+    with pytest.raises(Refused, match="the index has conflicts"):
         Checkpoint(".").undo()
     assert git(repo, "ls-files", "-u", "b.txt").count("b.txt") == 3
 

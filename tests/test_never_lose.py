@@ -224,3 +224,67 @@ def test_a_user_who_tracks_files_in_amas_gets_no_gitignore_from_amas(repo, llm, 
     assert not Path(".amas/.gitignore").exists()
     assert json.loads(Path(".amas/history.jsonl").read_text().splitlines()[0])["content"] == "hi"
     assert os.path.exists(".amas/config.yaml")
+
+
+# #33 item 4. An unmerged index is busy ------------------------------------------------------------
+
+
+def stash_pop_conflict(repo: Path) -> None:
+    """`git stash pop` meeting a conflict: unmerged entries in the index, and no MERGE_HEAD."""
+    Path("app.py").write_text("print('stashed')\n")
+    git(repo, "stash", "-q")
+    Path("app.py").write_text("print('upstream')\n")
+    git(repo, "commit", "-qam", "user: upstream")
+    assert os.system("git stash pop -q >/dev/null 2>&1") != 0  # the conflict
+    assert not (repo / ".git" / "MERGE_HEAD").exists() and "app.py" in git(repo, "ls-files", "-u")
+
+
+def test_after_a_stash_pop_conflict_a_write_makes_no_checkpoint_and_says_so(repo, capsys):
+    stash_pop_conflict(repo)
+    as_agent()
+    assert "Wrote" in tools.run("write_file", {"path": "notes.md", "content": "x\n"})
+    assert "the index has conflicts" in capsys.readouterr().out and agent_commits(repo) == []
+    assert "app.py" in git(repo, "ls-files", "-u")  # the conflict is still the user's to resolve
+
+
+def test_after_a_stash_pop_conflict_undo_refuses_and_changes_nothing(repo):
+    as_agent()
+    tools.run("write_file", {"path": "notes.md", "content": "x\n"})
+    stash_pop_conflict(repo)
+    status = git(repo, "status", "--porcelain")
+    done = amas("undo", cwd=repo)
+    assert done.returncode != 0 and "the index has conflicts" in done.stdout + done.stderr
+    assert git(repo, "status", "--porcelain") == status and Path("notes.md").read_text() == "x\n"
+
+
+# #33 item 3. The keep ref keeps everything undo may need -------------------------------------------
+
+
+def test_the_users_staged_bytes_survive_gc_and_undo_puts_them_back(repo):
+    Path("app.py").write_text("print('staged')\n")
+    git(repo, "add", "app.py")
+    staged = git(repo, "ls-files", "-s", "app.py").split()[1]
+    Path("app.py").write_text("print('unstaged')\n")
+    as_agent()
+    tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
+    git(repo, "gc", "-q", "--prune=now")  # the staged blob is now only in amas' record
+    Checkpoint(".").undo()
+    assert git(repo, "cat-file", "-p", staged) == "print('staged')\n"
+    assert Path("app.py").read_text() == "print('unstaged')\n"
+    git(repo, "commit", "-qm", "user: the staged version")  # the index is whole again
+    assert git(repo, "show", "HEAD:app.py") == "print('staged')\n"
+
+
+def test_each_worktree_keeps_its_own_undo_data_through_gc(repo):
+    git(repo, "worktree", "add", "-q", str(repo / "linked"))
+    os.chdir(repo / "linked")
+    Path("app.py").write_text("print('mine, never committed')\n")
+    as_agent()
+    tools.run("write_file", {"path": "app.py", "content": "print('agent in linked')\n"})
+    os.chdir(repo)
+    as_agent()
+    tools.run("write_file", {"path": "notes.md", "content": "agent in main\n"})
+    git(repo, "gc", "-q", "--prune=now")
+    os.chdir(repo / "linked")
+    Checkpoint(".").undo()
+    assert Path("app.py").read_text() == "print('mine, never committed')\n"
