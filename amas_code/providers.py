@@ -83,7 +83,7 @@ def written_calls(text: str, types: dict) -> list[dict]:
     for rule in FORMATS["rewrite"]:  # an `as:` rule is a re.sub template, a `pair:` rule is read
         find = rule["find"].replace("TOOLS", "|".join(types))
         text = re.sub(find, rule.get("as", lambda call: as_json(call, rule, types)), text)
-    found, end, known = [], 0, "|".join(types)
+    found, end, near = [], 0, rf"\b({'|'.join(types)}){FORMATS['markup']}"
     for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
         try:
             data, end = json.JSONDecoder().raw_decode(text, start)
@@ -95,7 +95,7 @@ def written_calls(text: str, types: dict) -> list[dict]:
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
             name = next((item[k] for k in FORMATS["name"] if isinstance(item.get(k), str)), None)
             args = next((item[k] for k in FORMATS["arguments"] if k in item), {})
-            if not name and (before := re.search(rf"\b({known}){FORMATS['markup']}", text[:start])):
+            if not name and (before := re.search(near, text[:start][-200:])):
                 name, args = before[1], item
             args = json.dumps(args) if isinstance(args, dict) else args
             found += [(name, args)] if name in types and isinstance(args, str) else []

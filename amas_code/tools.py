@@ -102,7 +102,7 @@ def judge(command: str) -> bool:
     for pattern, replacement in REWRITE:
         command = pattern.sub(replacement, command)
     script, checkout = SCRIPTS.search(command), re.match(RULES["paths"], command, re.S)
-    if checkout and any(Path(word).exists() for word in checkout[1].split()):
+    if checkout and any(os.path.exists(word) for word in checkout[1].split()):
         return True
     return bool(ASK.search(command) or script and destructive(script[script.lastindex]))
 

@@ -4,6 +4,7 @@ judges each. Under --yes a destructive line asks (and with no terminal is declin
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,23 @@ def test_a_destructive_line_asks(line):
 
 @pytest.mark.parametrize("line", CASES["run"] + ISSUE_RUN)
 def test_an_ordinary_line_runs_unasked(line):
+    assert not tools.destructive(line), line
+
+
+# Harmless, but not for the table: they reach the network or never end.
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ssh host uptime",
+        "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
+        "ssh -N -L 8080:localhost:80 host",
+        "ssh -T git@github.com",
+        "npx tsc --noEmit",
+        "uv run pytest -q",
+        "until (echo > /dev/tcp/localhost/5432) 2>/dev/null; do sleep 1; done",
+    ],
+)
+def test_an_ordinary_line_that_is_only_judged_runs_unasked(line):
     assert not tools.destructive(line), line
 
 
@@ -120,6 +138,9 @@ def test_git_checkout_asks_only_when_an_argument_is_an_existing_path(src):
     assert tools.destructive("git checkout src/app.py")
     assert tools.destructive("git -C . checkout HEAD -- src")
     assert not tools.destructive("git checkout main")  # no file named main
+    assert not tools.destructive("git checkout -b src")  # a new branch named like a directory
+    assert not tools.destructive("git checkout -B src origin/src")
+    assert not tools.destructive("git checkout " + "a/" * 3000)  # too long a path is no file
     Path("main").write_text("a file named like the branch\n")
     assert tools.destructive("git checkout main")
 
@@ -143,6 +164,25 @@ def test_a_line_nested_beyond_what_can_be_judged_asks_and_never_crashes():
     assert tools.destructive(nested("rm -rf src"))
 
 
+@pytest.mark.parametrize(
+    "nested",
+    [
+        "eval ",
+        "watch ",
+        "trap ",
+        "sh -c ",
+        "bash <<< ",
+        "find . -exec ",
+        "fd -x ",
+        "ssh h ",
+        "::: ",
+    ],
+)
+def test_a_wrapper_nested_in_itself_thousands_deep_is_judged_in_one_step(nested):
+    assert not tools.destructive(nested * 3000 + "ls")
+    assert tools.destructive(nested * 3000 + "rm -rf src")
+
+
 def test_the_grammar_loads_on_the_first_shell_command_not_at_import():
     code = (
         "import sys; from amas_code import agent, tools\n"
@@ -162,3 +202,17 @@ def test_long_and_hostile_lines_are_judged_without_hanging():
     ]
     assert [tools.destructive(line) for line in lines] == [False, False, False, False]
     assert tools.destructive("ls; " * 100_000 + "rm -rf src")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x" + " | x" * 1000,  # took 4.6 s: unanchored pipeline patterns
+        "python3 -c 'x' " + "-c " * 10_000,  # took 3.1 s: .* after .* in the interpreter rule
+        'python3 -c "' + "open(x, " * 10_000 + '"',  # took 4.0 s
+    ],
+)
+def test_long_lines_are_judged_well_under_a_second(line):
+    started = time.process_time()
+    assert not tools.destructive(line)
+    assert time.process_time() - started < 0.5
