@@ -4,9 +4,8 @@ import json
 import time
 from pathlib import Path
 
-from amas_code import __version__, config, providers, skills, tools, ui
+from amas_code import __version__, checkpoint, config, providers, skills, tools, ui
 from amas_code import browser, mac  # noqa: F401 (imported for their tools, which they register)
-from amas_code.checkpoint import Checkpoint, Refused
 
 PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our conversation so far:"
 HISTORY = Path(".amas/history.jsonl")
@@ -27,7 +26,7 @@ class Agent:
         self.config = config
         self.restart([])
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
-        self.checkpoint = Checkpoint(".", config.get("checkpoint_on_edit", True))
+        self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))
         tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
 
     def restart(self, messages: list) -> None:
@@ -55,8 +54,13 @@ class Agent:
         return 0
 
     def step(self) -> bool:
-        """One round: the model's reply, then the tools it calls; False when it called none."""
-        reply = self.query()
+        """One round: the model's reply, streamed to the screen (the context compacted first if
+        full), then the tools it calls; False when it called none."""
+        with ui.answer():  # a spinner, the answer as it streams, then rendered
+            if self.used > self.config["max_context_tokens"]:
+                self.compact()
+            reply = self.call(self.messages, ui.stream)
+        self.messages.append(reply)
         native = reply.get("tool_calls", [])
         self.mode = "native" if native else self.mode  # then prose quoting a call is not a call
         written = "" if self.mode == "native" else reply["content"]
@@ -71,15 +75,6 @@ class Agent:
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
         self.remember()
         return bool(calls)
-
-    def query(self) -> dict:
-        """The model's next reply, streamed to the screen; the context is compacted first if full."""
-        with ui.answer():  # a spinner, the answer as it streams, then rendered
-            if self.used > self.config["max_context_tokens"]:
-                self.compact()
-            reply = self.call(self.messages, ui.stream)
-        self.messages.append(reply)
-        return reply
 
     def call(self, messages: list, on_chunk=None) -> dict:
         """One request; a provider that refuses native tools switches us to calls written as text."""
@@ -156,7 +151,7 @@ class Agent:
             return 1
         try:
             return handler(arg.strip()) or 0
-        except (providers.ProviderError, Refused) as e:
+        except (providers.ProviderError, checkpoint.Refused) as e:
             ui.error(str(e))
             return 1
 

@@ -5,10 +5,8 @@ import atexit
 import functools
 import shutil
 import time
-from pathlib import Path
 
 from amas_code import tools
-from amas_code.tools import STATE, ToolError
 
 BROWSERS = "chromium chromium-browser google-chrome google-chrome-stable chrome".split()
 NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or set browser_path."
@@ -20,14 +18,14 @@ def page():
     from playwright.sync_api import Error, sync_playwright
 
     tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
-    playwright, config = sync_playwright().start(), STATE["config"]
+    playwright, config = sync_playwright().start(), tools.STATE["config"]
     path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
     headless = config.get("browser_headless", True)
     try:  # no path: playwright's own browser, if `playwright install` was run
         browser = playwright.chromium.launch(executable_path=path, headless=headless)
     except Error:
         playwright.stop()
-        raise ToolError(NO_BROWSER) from None
+        raise tools.ToolError(NO_BROWSER) from None
     atexit.register(playwright.stop)  # its driver closes the browser and removes its profile
     return browser.new_page()
 
@@ -69,7 +67,7 @@ def browser_get_text() -> str:
 
 def browser_screenshot() -> str:
     """Save a screenshot of the current page under .amas/screenshots/; returns its path."""
-    path = Path(".amas", "screenshots", time.strftime("%Y%m%d-%H%M%S.png"))
+    path = time.strftime(".amas/screenshots/%Y%m%d-%H%M%S.png")
     page().screenshot(path=path)
     return f"Screenshot saved to {path}"
 

@@ -6,11 +6,11 @@ import json
 import os
 import tempfile
 import time
+from contextlib import suppress
 from functools import partialmethod
 from pathlib import Path
 
-from git import Repo
-from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
+from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from amas_code.config import WORDS
 
@@ -24,10 +24,9 @@ class Refused(Exception):
 
 class Checkpoint:
     def __init__(self, root: str = ".", enabled: bool = True):
-        try:
+        self.repo = None  # not a repository, or checkpoints turned off
+        with suppress(InvalidGitRepositoryError, NoSuchPathError):
             self.repo = Repo(root, search_parent_directories=True) if enabled else None
-        except (InvalidGitRepositoryError, NoSuchPathError):
-            self.repo = None
         if self.repo:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
@@ -79,8 +78,7 @@ class Checkpoint:
             entry += [self.git("hash-object", "-w", f"--path={path}", "--", str(new))]
             tree, parent = self._tree(head, {path: entry}), ["-p", head] if head else []
             commit = self.git("commit-tree", tree, *parent, "-m", message)
-            self._update_index({path: entry})  # the step that can meet a lock: before the move
-            self._move(commit, head)
+            self._move(commit, head, path, entry)
         except GitCommandError as e:  # a change git cannot record is not made
             new.unlink()
             raise Refused(f"not applied: git refused the checkpoint ({e.stderr.strip()[:200]})")
@@ -123,8 +121,10 @@ class Checkpoint:
         self._check(rec, at, undo)
         blob, entry = (rec["before"], rec["index"]) if undo else (rec["after"], rec["entry"])
         target, data = self.root / rec["path"], blob and self.git("cat-file", "blob", blob, **RAW)
-        self._update_index({rec["path"]: entry})  # git first: if it fails, nothing has changed
-        self._move(to, at)
+        try:  # git first: if it fails, nothing has changed
+            self._move(to, at, rec["path"], entry)
+        except GitCommandError as e:  # a commit raced in, or a stale .git/refs/heads/*.lock
+            raise Refused(f"git refused to move the branch: {e.stderr.strip()[:200]}") from None
         if blob:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -148,9 +148,18 @@ class Checkpoint:
         Ctrl-C kills along with the command it interrupts, would leave us blind to HEAD."""
         return self.git("rev-parse", "-q", "--verify", "HEAD", with_exceptions=False) or None
 
-    def _move(self, new: str | None, old: str | None) -> None:
-        """Move the branch from old to new; git checks old, so a racing commit is never lost."""
-        self.git("update-ref", *(["HEAD", new, old or "0" * 40] if new else ["-d", "HEAD", old]))
+    def _move(self, new: str | None, old: str | None, path: str, entry: list | None) -> None:
+        """Set path's index entry, then move the branch from old to new: git checks old, so a racing
+        commit is never lost. The index first, as it is the step that meets a lock; when git then
+        refuses the move, the entry is put back as it was, and the error goes up."""
+        move = ["HEAD", new, old or "0" * 40] if new else ["-d", "HEAD", old]
+        kept = self._index(path)
+        self._update_index({path: entry})
+        try:
+            self.git("update-ref", *move)
+        except GitCommandError:
+            self._update_index({path: kept})
+            raise
 
     def _hash(self, path: Path, write: bool = False) -> str | None:
         """The blob of the file's exact bytes (no autocrlf, filters or ident); None: no file."""
@@ -176,10 +185,9 @@ class Checkpoint:
             return self.git("write-tree", env=env)
 
     def load(self) -> dict:
-        try:
+        with suppress(OSError, ValueError):  # no checkpoints yet, or an unreadable file
             return json.loads(self.state_file.read_text())
-        except (OSError, ValueError):
-            return {"undo": [], "redo": []}
+        return {"undo": [], "redo": []}
 
     def store(self, state: dict) -> None:
         """Save the stacks, and a ref that keeps their objects alive through `git gc`: the bytes and

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 from amas_code import tools
-from amas_code.tools import STATE, ToolError
 
 NOTIFY = "on run argv\ndisplay notification (item 2 of argv) with title (item 1 of argv)\nend run"
 
@@ -16,7 +15,7 @@ def run(*command: str) -> str:
     """Run osascript; its stdout, or ToolError with what went wrong."""
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     if done.returncode:
-        raise ToolError(f"{command[0]} failed: {done.stderr.strip()[:300]}")
+        raise tools.ToolError(f"{command[0]} failed: {done.stderr.strip()[:300]}")
     return done.stdout.strip()
 
 
@@ -24,7 +23,7 @@ def applescript(script: str, text: str = "") -> str:
     """Run an AppleScript (asks first): volume, apps, Finder, the clipboard (`the clipboard as
     text`), anything osascript can do. Pass text as `text` and read it as item 1 of argv in an
     `on run argv` handler (set the clipboard to (item 1 of argv)): quotes then need no escaping."""
-    if not tools.allowed("Run this AppleScript?", not STATE["config"].get("yolo")):
+    if not tools.allowed("Run this AppleScript?", not tools.STATE["config"].get("yolo")):
         return "The user declined to run this AppleScript."
     return run("osascript", "-e", script, *filter(None, [text])) or tools.EMPTY
 

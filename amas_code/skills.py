@@ -18,22 +18,21 @@ MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tok
 
 @functools.cache
 def grammar(language: str) -> tuple:
-    """The tree-sitter parser and definitions query of one language, built on first use."""
-    from tree_sitter import Language, Parser, Query
+    """The tree-sitter parser of one language and a cursor over its query, which starts no deeper
+    than the language's max_start_depth (if it has one), built on first use."""
+    from tree_sitter import Language, Parser, Query, QueryCursor
 
     lang = Language(pkgutil.resolve_name(LANGUAGES[language]["grammar"])())
-    return Parser(lang), Query(lang, LANGUAGES[language]["query"])
+    cursor = QueryCursor(Query(lang, LANGUAGES[language]["query"]))
+    cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
+    return Parser(lang), cursor
 
 
 def definitions(path: Path, language: str) -> tuple[dict, str]:
     """The names a file defines, as {name: {member: {}}}, and what went wrong parsing it, if anything."""
-    from tree_sitter import QueryCursor
-
-    parser, query = grammar(language)
+    parser, cursor = grammar(language)
     # 1 MB at most: a generated 30 MB file took minutes and gigabytes; a FIFO named x.py never blocks
     tree = parser.parse(head(path, 1_000_000)[0])
-    cursor = QueryCursor(query)
-    cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
     names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
     found, enclosing = {}, []  # (end, members) of the definitions around the current one
     for node in names:

@@ -23,7 +23,6 @@ MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_0
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
 RULES = packaged("destructive.yaml")
-REWRITE = [(re.compile(pattern, re.S), replacement) for pattern, replacement in RULES["rewrite"]]
 SCRIPTS, ASK = (re.compile("|".join(RULES[key]), re.S) for key in ("scripts", "ask"))
 
 
@@ -76,13 +75,11 @@ def describe() -> str:
 def destructive(line: str) -> bool:
     """Whether a shell line can destroy work: tree-sitter-bash finds every command in it, wherever it
     stands, and destructive.yaml judges each; a line that does not parse asks (no telling what runs)."""
-    from tree_sitter import QueryCursor
-
     from amas_code.skills import grammar  # skills imports this module
 
-    parser, query = grammar("bash")
+    parser, cursor = grammar("bash")
     tree = parser.parse(line.encode(errors="surrogateescape"))
-    found = QueryCursor(query).captures(tree.root_node)
+    found = cursor.captures(tree.root_node)
     scripts = [node.text.decode(errors="replace") for node in found.get("script", [])]
     commands = {render(node) for node in found.get("command", [])}
     decided = tree.root_node.has_error or "ask" in found
@@ -99,8 +96,8 @@ def render(command) -> str:
 
 def judge(command: str) -> bool:
     """Whether one command, rendered as a line of words, can destroy work by destructive.yaml."""
-    for pattern, replacement in REWRITE:
-        command = pattern.sub(replacement, command)
+    for pattern, replacement in RULES["rewrite"]:
+        command = re.sub(pattern, replacement, command, flags=re.S)
     script, checkout = SCRIPTS.search(command), re.match(RULES["paths"], command, re.S)
     if checkout and any(os.path.exists(word) for word in checkout[1].split()):
         return True

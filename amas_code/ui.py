@@ -3,7 +3,7 @@
 import difflib
 import re
 import sys
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
 from pathlib import Path
 
@@ -157,7 +157,6 @@ def confirm(question: str) -> bool:
         from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
 
         tcflush(sys.stdin, TCIFLUSH)
-    try:
+    with suppress(EOFError):  # Ctrl-D answers no
         return ask(f"{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
+    return False

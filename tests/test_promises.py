@@ -498,17 +498,26 @@ def test_a_commit_made_during_the_undo_is_never_lost(repo, monkeypatch):
     assert Path("user.txt").read_text() == "committed meanwhile\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: an undo that git refuses at update-ref has already rewritten the index entry",
-)
 def test_a_refused_undo_leaves_the_index_as_it_was(repo, monkeypatch):
     as_agent()
     write("a.txt", "a by agent\n")
     commit_during_the_checks(monkeypatch, repo)
-    with pytest.raises((Refused, GitCommandError)):
+    with pytest.raises(Refused, match="git refused to move the branch"):
         Checkpoint().undo()
     assert git(repo, "status", "--porcelain") == ""  # the index still matches HEAD and the file
+
+
+def test_a_stale_branch_lock_makes_undo_refuse_in_one_line_and_change_nothing(repo):
+    as_agent()
+    write("a.txt", "a by agent\n")
+    Path(".git/refs/heads/main.lock").write_text("")
+    done = amas("undo", cwd=repo)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        "git refused to move the branch" in done.stdout + done.stderr
+        and "main.lock" in done.stdout + done.stderr
+    )
+    assert git(repo, "status", "--porcelain") == "" and Path("a.txt").read_text() == "a by agent\n"
 
 
 def test_a_git_failure_while_saving_is_reported_to_the_model(repo):
@@ -528,11 +537,6 @@ def test_a_git_failure_while_saving_is_reported_to_the_model(repo):
         Checkpoint().undo()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: save() stages the agent's blob before update-ref; when the move fails the "
-    "index keeps it (a later `git commit` records a change without a checkpoint)",
-)
 def test_a_failed_checkpoint_leaves_the_users_index_entry(repo):
     Path("a.txt").write_text("staged by the user\n")
     git(repo, "add", "a.txt")
