@@ -24,9 +24,10 @@ class Refused(Exception):
 
 class Checkpoint:
     def __init__(self, root: str = ".", enabled: bool = True):
-        self.repo = None  # not a repository, or checkpoints turned off
+        self.repo = None  # not a repository, a bare one (no work tree), or checkpoints turned off
         with suppress(InvalidGitRepositoryError, NoSuchPathError):
-            self.repo = Repo(root, search_parent_directories=True) if enabled else None
+            repo = Repo(root, search_parent_directories=True)
+            self.repo = repo if enabled and not repo.bare else None
         if self.repo:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")

@@ -288,3 +288,32 @@ def test_each_worktree_keeps_its_own_undo_data_through_gc(repo):
     os.chdir(repo / "linked")
     Checkpoint(".").undo()
     assert Path("app.py").read_text() == "print('mine, never committed')\n"
+
+
+# #33 item 6. Settings and repositories that are not what we expect: one line --------------------
+
+
+@pytest.mark.parametrize(
+    "setting, expected",
+    [
+        ("max_context_tokens: lots", "Setting max_context_tokens: expected int, got 'lots'."),
+        ("shell_timeout: [1, 2]", "Setting shell_timeout: expected int, got [1, 2]."),
+        ("ignore: node_modules", "Setting ignore: expected list, got 'node_modules'."),
+        ("model: 4", "Setting model: expected str, got 4."),
+    ],
+)
+def test_a_setting_of_the_wrong_type_is_one_line_naming_it(isolated, llm, setting, expected):
+    Path(".amas").mkdir()
+    Path(".amas/config.yaml").write_text(setting + "\n")
+    done = amas("--api-base", llm.url, "hi")
+    assert done.returncode == 1 and expected in done.stderr and "Traceback" not in done.stderr
+    assert llm.requests == []
+
+
+def test_in_a_bare_repository_checkpoints_are_off_in_one_line(isolated, llm):
+    git(isolated, "init", "-q", "--bare")
+    done = amas("undo", cwd=isolated)
+    assert done.returncode == 1 and "Checkpoints are off" in done.stdout + done.stderr
+    llm.queue(text("Hello."))
+    done = amas("--model", "openai/x", "--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "sk-x"})
+    assert done.returncode == 0 and "Hello." in done.stdout and "Traceback" not in done.stderr
