@@ -24,6 +24,7 @@ def is_request(m: dict) -> bool:
 class Agent:
     def __init__(self, config: dict):
         self.config = config
+        self.usage = []  # each request's usage in the current turn (a /compact counts too)
         self.restart([])
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))

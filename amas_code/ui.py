@@ -37,8 +37,8 @@ _thinking, _pieces = False, []
 def answer():
     """While the model answers: a spinner until its first token, then the answer's last screenful
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
-    leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text as it
-    comes. An answer cut short by Ctrl-C or an error stays on screen."""
+    leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text once the
+    answer is complete. An answer cut short by Ctrl-C or an error stays on screen."""
     from rich.live import Live
     from rich.spinner import Spinner
 

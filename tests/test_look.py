@@ -169,6 +169,19 @@ def test_attach_adds_the_file_to_the_next_request(llm, config, isolated):
     assert "remember the milk" in sent and "what do my notes say?" in sent
 
 
+def test_compact_right_after_two_attaches_summarizes_them(llm, config, isolated, capsys):
+    Path("a.md").write_text("first notes\n")
+    Path("b.md").write_text("second notes\n")
+    agent = Agent(config)
+    agent.command("/attach a.md")
+    agent.command("/attach b.md")
+    llm.queue(text("The user attached two files of notes."))
+    assert agent.command("/compact") == 0  # no turn has run yet: nothing of a turn's is assumed
+    assert "Compacted 1 messages into a summary." in capsys.readouterr().out  # the latest stays
+    assert "The user attached two files of notes." in str(agent.messages)
+    assert "first notes" not in str(agent.messages) and "second notes" in str(agent.messages)
+
+
 def test_attach_follows_read_files_rules(llm, config, isolated, tmp_path, capsys):
     (tmp_path / "outside.txt").write_text("private\n")
     Path("big.txt").write_text("x" * (tools.MAX_READ + 5000))

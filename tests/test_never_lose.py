@@ -39,30 +39,24 @@ def agent_commits(repo: Path) -> list[str]:
 # 1. A save made while the question waits ---------------------------------------------------------
 
 
-def test_a_save_made_while_the_question_waits_is_kept_and_the_model_told(repo, monkeypatch):
+@pytest.mark.parametrize(
+    "tool, path",
+    [("write_file", "app.py"), ("create_file", "new.py")],  # saved over, or created meanwhile
+)
+def test_a_save_made_while_the_question_waits_is_kept_and_the_model_told(
+    repo, monkeypatch, tool, path
+):
     tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
 
     def user_saves_then_answers_yes(question: str) -> bool:
-        Path("app.py").write_text("print('saved by the user meanwhile')\n")
+        Path(path).write_text("saved by the user meanwhile\n")
         return True
 
     monkeypatch.setattr(ui, "confirm", user_saves_then_answers_yes)
-    result = tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
-    assert Path("app.py").read_text() == "print('saved by the user meanwhile')\n"
+    result = tools.run(tool, {"path": path, "content": "the agent's\n"})
+    assert Path(path).read_text() == "saved by the user meanwhile\n"
     assert "changed while the user was deciding" in result and "read it again" in result
-    assert agent_commits(repo) == [] and not list(Path(".").glob(".app.py.amas-new"))
-
-
-def test_a_file_created_while_the_question_waits_is_kept(repo, monkeypatch):
-    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
-
-    def user_creates_it(question: str) -> bool:
-        Path("new.py").write_text("the user's\n")
-        return True
-
-    monkeypatch.setattr(ui, "confirm", user_creates_it)
-    result = tools.run("create_file", {"path": "new.py", "content": "the agent's\n"})
-    assert Path("new.py").read_text() == "the user's\n" and "changed while" in result
+    assert agent_commits(repo) == [] and not list(Path(".").glob(f".{path}.amas-new"))
 
 
 def test_an_unchanged_file_is_written_after_the_answer(repo, monkeypatch):
