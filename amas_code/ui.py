@@ -44,14 +44,12 @@ def answer():
 
     spinner, _pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
     terminal = INTERACTIVE and console.is_terminal
-    console.soft_wrap = not terminal  # a terminal gets the answer wrapped at words, a pipe as it is
     live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
     try:
         with live if terminal else nullcontext():
             yield
     finally:
         _show_answer("".join(_pieces), rendered=terminal)
-        console.soft_wrap = True
 
 
 def stream(piece: str) -> None:
@@ -71,13 +69,14 @@ def _tail() -> Text | None:
 
 
 def _show_answer(text: str, rendered: bool) -> None:
-    """The whole answer: its reasoning dimmed, the rest as Markdown with links spelled out."""
+    """The whole answer: its reasoning dimmed, the rest as Markdown with links spelled out, wrapped
+    at words (the console soft-wraps everything else, which a pipe gets as it is)."""
     from rich.markdown import Markdown
 
     thought, end, reply = text.rpartition("</think>")
     if rendered and text.strip():
         reasoning = [Text(safe(thought + end), style="dim")] if end else []
-        console.print(*reasoning, Markdown(safe(reply), hyperlinks=False))
+        console.print(*reasoning, Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
     elif text:
         console.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 

@@ -5,6 +5,7 @@ summary, a real prompt_toolkit session for history, completion and the Esc-Enter
 import fcntl
 import os
 import pty
+import re
 import select
 import signal
 import struct
@@ -93,6 +94,25 @@ def test_in_a_terminal_a_long_paragraph_wraps_at_words_and_streams_its_newest_wo
     out = in_a_terminal(args, isolated, interrupt_at=b"NEWEST")  # drawn while the stream stalls
     assert "the rest" not in out  # so the live view showed the newest words, not the first row
     assert all(f"word{i:03}" in out.split() for i in range(400))  # no word cut at the edge
+
+
+def test_in_a_terminal_the_rendered_answer_wraps_at_words_not_at_the_edge(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(
+        ui, "console", Console(file=screen, width=30, force_terminal=True, soft_wrap=True)
+    )
+    monkeypatch.setattr(ui, "INTERACTIVE", True)
+    with ui.answer():
+        ui.stream("alpha beta gamma delta epsilon zeta eta theta iota kappa")
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue()).splitlines()
+    assert [line.strip() for line in shown[-2:]] == [
+        "alpha beta gamma delta epsilon",
+        "zeta eta theta iota kappa",
+    ]
 
 
 def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):
