@@ -30,7 +30,8 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 show_command = partial(_say, "$", "bold magenta")
-_thinking, _pieces = False, []
+_pieces = []  # the answer being streamed, as its pieces came
+stream = _pieces.append  # the model's callback for each piece
 
 
 @contextmanager
@@ -52,18 +53,13 @@ def answer():
         _show_answer("".join(_pieces), rendered=terminal)
 
 
-def stream(piece: str) -> None:
-    """One streamed piece of an answer; reasoning between <think> and </think> shows dimmed."""
-    global _thinking
-    _thinking = ("<think>" in piece or _thinking) and "</think>" not in piece
-    _pieces.append(piece)
-
-
 def _tail() -> Text | None:
     """The last screenful of the answer so far, wrapped as the screen shows it, dimmed while the
     model reasons. Only the last lines are wrapped: their rows are at least a screenful."""
-    lines = "".join(_pieces).splitlines()[-console.height :]
-    text = Text(safe("\n".join(lines)), style="dim" if _thinking else "")
+    so_far = "".join(_pieces)
+    lines = so_far.splitlines()[-console.height :]
+    thinking = so_far.rfind("<think>") > so_far.rfind("</think>")  # inside <think> ... </think>
+    text = Text(safe("\n".join(lines)), style="dim" if thinking else "")
     rows = text.wrap(console, console.width)[2 - console.height :]
     return Text("\n").join(rows) if lines else None
 

@@ -378,6 +378,18 @@ def test_reasoning_streams_dimmed(monkeypatch):
     assert "\x1b[2mThe answer" not in screen.getvalue() and "The answer" in screen.getvalue()
 
 
+def test_the_live_tail_is_dimmed_only_inside_reasoning_even_after_an_answer_cut_mid_thought():
+    from amas_code import ui
+
+    dimmed = []
+    for pieces in (["<think>weigh", "ing it"], ["Hello"], ["<think>", "hmm</think>", "The"]):
+        with ui.answer():  # the first answer ends inside its reasoning, as Ctrl-C would leave it
+            for piece in pieces:
+                ui.stream(piece)
+            dimmed.append(ui._tail().spans[0].style == "dim" if ui._tail().spans else False)
+    assert dimmed == [True, False, False]
+
+
 @pytest.mark.parametrize(
     "model, path, keys",
     [
