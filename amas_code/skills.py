@@ -74,16 +74,15 @@ def words(text: str) -> set[str]:
 
 def system_prompt(messages: list, tools_text: str = "") -> str:
     """The spec's template, filled in every turn with the map, the rule files and the skills with a
-    word of their name among the words of the last few messages; the map is cut so that the whole
+    word of their name among the words of the last few messages, each under its path (one road for
+    both: inside the project, a regular file, read as UTF-8); the map is cut so that the whole
     prompt stays under 2000 tokens."""
-    rules = [Path(name) for name in RULE_FILES if Path(name).is_file() and inside(name)]
-    context = [f"## {path}\n{path.read_text(errors='replace')}" for path in rules]
     recent = words(" ".join(str(m.get("content") or "") for m in messages[-6:]))
     # .amas/skills/NAME.md and NAME/SKILL.md; a skill's name holds its keywords
-    found = (p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g) if p.is_file() and inside(p))
-    named = [(p.parent.name if p.name == "SKILL.md" else p.stem, p) for p in sorted(found)]
-    chosen = [(name, path) for name, path in named if words(name) & recent]
-    context += [f"## Skill: {name}\n{path.read_text('utf-8', 'replace')}" for name, path in chosen]
+    found = sorted(p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g))
+    chosen = [p for p in found if words(p.parent.name if p.name == "SKILL.md" else p.stem) & recent]
+    files = [p for p in [*map(Path, RULE_FILES), *chosen] if p.is_file() and inside(p)]
+    context = [f"## {path}\n{path.read_text('utf-8', 'replace')}" for path in files]
     prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() else ""
