@@ -85,7 +85,7 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     context = [f"## {path}\n{path.read_text('utf-8', 'replace')}" for path in files]
     prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
-    project_map = MAP.read_text(errors="replace") if MAP.is_file() else ""
+    project_map = MAP.read_text(errors="replace") if MAP.is_file() and inside(MAP) else ""
     if len(project_map) > room:
         cut = project_map[: max(room, 0)].rpartition("\n")[0]
         project_map = cut + "\n[cut; all of it: .amas/map.md]"

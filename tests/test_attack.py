@@ -103,6 +103,13 @@ def test_own_files_are_never_written_through_a_planted_symlink(isolated, tmp_pat
     assert Path("a.py").read_text() == "x = 1\n" and not Path(".a.py.amas-new").exists()
 
 
+def test_a_planted_map_that_leads_outside_the_project_is_not_sent(isolated, tmp_path):
+    (tmp_path / "id_rsa").write_text("PRIVATE KEY MATERIAL\n")
+    Path(".amas").mkdir()
+    Path(".amas/map.md").symlink_to(tmp_path / "id_rsa")  # committed by a cloned repository
+    assert "PRIVATE KEY MATERIAL" not in skills.system_prompt([])
+
+
 @pytest.fixture
 def repo(isolated):
     git_init(isolated)
