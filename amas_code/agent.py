@@ -2,6 +2,7 @@
 
 import json
 import time
+from contextlib import suppress
 from pathlib import Path
 
 from amas_code import __version__, checkpoint, config, providers, skills, tools, ui
@@ -132,17 +133,14 @@ class Agent:
 
     def repl(self) -> None:
         ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")
-        while True:
-            try:
-                line = ui.ask("› ", self.commands(), Path.home() / ".amas_history").strip()
-                if line.startswith("/"):
-                    self.command(line)
-                elif line:
-                    self.turn(line)
-            except KeyboardInterrupt:
-                continue
-            except EOFError:  # Ctrl-D or /quit
-                return
+        with suppress(EOFError):  # Ctrl-D or /quit: the REPL ends
+            while True:
+                with suppress(KeyboardInterrupt):  # Ctrl-C at the prompt: a new prompt
+                    line = ui.ask("› ", self.commands(), Path.home() / ".amas_history").strip()
+                    if line.startswith("/"):
+                        self.command(line)
+                    elif line:
+                        self.turn(line)
 
     def command(self, line: str):
         name, _, arg = line[1:].partition(" ")

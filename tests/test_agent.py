@@ -116,6 +116,22 @@ def test_repl_survives_server_errors_and_quits(llm, config, capsys):
     assert "boom" in out and "second try works" in out
 
 
+def test_ctrl_c_at_the_repl_prompt_gives_a_new_prompt_and_ctrl_d_ends_it(config, monkeypatch):
+    from amas_code import ui
+
+    keys = iter([KeyboardInterrupt, "/compact", EOFError])
+
+    def ask(*args):
+        key = next(keys)
+        if not isinstance(key, str):
+            raise key
+        return key
+
+    monkeypatch.setattr(ui, "ask", ask)
+    Agent(config).repl()  # returns: Ctrl-D ended it, after a new prompt for Ctrl-C
+    assert next(keys, "all read") == "all read"
+
+
 def test_repl_help_lists_every_command_and_ctrl_d_exits(llm, config, capsys):
     agent = Agent(config)
     with terminal("/help", "/nosuch"):
