@@ -571,7 +571,7 @@ SEVERAL = {
     '<|tool_call_end|><|tool_call_begin|>functions.read_file:1<|tool_call_argument_begin|>{"path": '
     '"b.py"}<|tool_call_end|><|tool_calls_section_end|>',
     "Llama 4 pythonic, no space after the comma": '[read_file(path="a.py"),read_file(path="b.py")]',
-    "DeepSeek V3.1, two calls on one line": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file'
+    "DeepSeek V3.1, two calls on one line": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file"
     '<｜tool▁sep｜>{"path": "a.py"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>'
     '{"path": "b.py"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
     "two JSON calls on one line": '{"name": "read_file", "arguments": {"path": "a.py"}} '
@@ -669,3 +669,29 @@ ENDING = {
 @pytest.mark.parametrize("written", ENDING.values(), ids=ENDING.keys())
 def test_a_call_that_ends_its_line_after_a_sentence_is_still_a_call(written):
     assert real(written) == READ_A
+
+
+def text_mode(llm, isolated, *replies) -> None:
+    """`amas --yes` on a server without tool calling (`tool_mode: text`) and scripted replies."""
+    (isolated / ".amas").mkdir()
+    (isolated / ".amas" / "config.yaml").write_text("tool_mode: text\n")
+    llm.queue(*replies)
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    done = amas(*args, env={"OPENAI_API_KEY": "sk-x"})
+    assert done.returncode == 0, done.stderr
+    assert all("tools" not in r["body"] for r in llm.requests)
+
+
+def test_a_cited_fetch_url_is_not_run_through_the_real_cli(llm, isolated):
+    text_mode(llm, isolated, reply(CITED["JSON with more sentence after it"]), reply("Done."))
+    assert len(llm.requests) == 1  # no tool ran: nothing went back to the model
+
+
+def test_two_written_calls_both_run_through_the_real_cli(llm, isolated):
+    write = lambda p: f'write_file(path="{p}", content="{p}, {{x}}")'
+    both = (
+        f"Writing both.\n[{write('a.txt')},{write('b.txt')}]"  # Llama 4: no space after the comma
+    )
+    text_mode(llm, isolated, reply(both), reply("Done."))
+    assert len(llm.requests) == 2
+    assert [(isolated / p).read_text() for p in ("a.txt", "b.txt")] == ["a.txt, {x}", "b.txt, {x}"]
