@@ -80,8 +80,8 @@ def written_calls(text: str, types: dict) -> list[dict]:
     rewrites turn each family's markup into JSON, then each JSON object (or list of them) naming a
     known tool under a usual key is a call, or JSON arguments right after a tool's name. JSON quoted
     inside a sentence is not a call. `types` maps each tool's name to its parameters' types."""
-    for rule in FORMATS["rewrite"]:  # an `as:` rule is a re.sub template, a `pair:` rule is read
-        text = re.sub(rule["find"], rule.get("as", lambda call: as_json(call, rule, types)), text)
+    for r in FORMATS["rewrite"]:  # `find`: a pattern or its pieces, joined; `as:`, or `pair:`
+        text = re.sub("".join(r["find"]), r.get("as", lambda call: as_json(call, r, types)), text)
     found, end, near = [], 0, rf"\b({'|'.join(types)}){FORMATS['markup']}"
     for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
         try:

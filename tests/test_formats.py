@@ -5,6 +5,7 @@ value, typed values), what must never be a call, and hostile text."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from conftest import amas
@@ -501,6 +502,13 @@ def test_a_call_quoted_in_prose_by_a_model_with_special_tokens_is_still_prose_wh
 def test_the_reader_never_raises_whatever_the_text(pieces):
     for found in providers.written_calls("".join(pieces), TYPES):
         assert found["function"]["name"] in TYPES
+
+
+def test_formats_yaml_reads_easily_no_line_over_160_and_nothing_kept_twice():
+    table = Path(providers.__file__).with_name("formats.yaml").read_text(encoding="utf-8")
+    assert max(len(line) for line in table.splitlines()) <= 160
+    stretches = [table[i : i + 80] for i in range(len(table) - 79)]
+    assert len(set(stretches)) == len(stretches)  # a piece used twice is a YAML anchor and alias
 
 
 def hostile(text: str) -> list:
