@@ -80,16 +80,16 @@ def written_calls(text: str, types: dict) -> list[dict]:
     rewrites turn each family's markup into JSON, then each JSON object (or list of them) naming a
     known tool under a usual key is a call, or JSON arguments right after a tool's name. JSON quoted
     inside a sentence is not a call. `types` maps each tool's name to its parameters' types."""
-    for rule in FORMATS["rewrite"]:  # an `as:` rule is a re.sub template, a `pair:` rule is read
-        find = rule["find"].replace("TOOLS", "|".join(types))
-        text = re.sub(find, rule.get("as", lambda call: as_json(call, rule, types)), text)
+    for r in FORMATS["rewrite"]:  # `find`: a pattern or its pieces, joined; `as:`, or `pair:`
+        text = re.sub("".join(r["find"]), r.get("as", lambda call: as_json(call, r, types)), text)
     found, end, near = [], 0, rf"\b({'|'.join(types)}){FORMATS['markup']}"
     for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
         try:
             data, end = json.JSONDecoder().raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
             continue
-        data = [] if text[start - 1 : start] in FORMATS["quotes"] else data
+        cited = re.compile(FORMATS["cited"]).match(text, end)
+        data = [] if cited or text[start - 1 : start] in FORMATS["quotes"] else data
         for item in data if isinstance(data, list) else [data]:
             item = item if isinstance(item, dict) else {}
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
@@ -105,7 +105,7 @@ def written_calls(text: str, types: dict) -> list[dict]:
 def as_json(call: re.Match, rule: dict, types: dict) -> str:
     """A call written with its arguments one by one, as the JSON text the reader then reads; the
     call's own text when its values cannot be read (a Python call of names: prose, not a call)."""
-    declared, pairs = types.get(call["name"], {}), re.finditer(rule["pair"], call["args"])
+    declared, pairs = types.get(call["name"], {}), re.finditer(rule["pair"], call["args"] or "")
     try:
         args = {m[1]: typed(m[m.lastindex], declared.get(m[1]), rule) for m in pairs}
         return json.dumps({"name": call["name"], "arguments": args})
@@ -117,6 +117,5 @@ def typed(value: str, kind: type | None, rule: dict):
     """A value written as text, as its parameter's type: a string keeps its text, a JSON scalar (3,
     true, null) given for any other is read as JSON, anything else stays text. In a Python call
     every value is a literal: JSON's scalars (Olmo 3 writes them) or Python's."""
-    python = rule.get("python", False)
-    scalar = (kind is not str or python) and re.fullmatch(FORMATS["scalar"], value)
-    return json.loads(value) if scalar else ast.literal_eval(value) if python else value
+    scalar = (kind is not str or rule.get("python")) and re.fullmatch(FORMATS["scalar"], value)
+    return json.loads(value) if scalar else ast.literal_eval(value) if rule.get("python") else value

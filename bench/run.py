@@ -234,12 +234,23 @@ def bench_readers(cwd: str) -> list[tuple]:
     words = "git commit -m '" + "word " * 200_000 + "'"
     prose = "An ordinary answer, with `code`, (parentheses), {braces} and <tags>. " * 300
     hostile = "<function=read_file><parameter=path>" * 1400 + "[" * 50_000
+    calls = (  # 20 000 characters of prose and calls in four families, one of them cited
+        "<think>" + "Which file first? " * 40 + "</think>\n" + prose[:4000] + "\n<tool_call>\n<function=read_file>"
+        "\n<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>\n" + prose[:4000]
+        + '\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="shell_command">\n<｜DSML｜parameter name="command" '
+        'string="true">pytest -q</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n' + prose[:4000]
+        + '\n<|tool_call>call:read_file{path:<|"|>b.py<|"|>}<tool_call|>\n' + prose[:3000]
+        + '\nThe docs show {"name": "fetch_url", "arguments": {"url": "https://x.example"}} as an example.\n'
+        + prose[:3000] + '\n{"name": "list_files", "arguments": {"path": "."}}\n'
+    )
+    assert len(providers.written_calls(calls, tools.TYPES)) == 4 and 19_000 < len(calls) < 21_000
     return [
         ("judge: first command (loads the grammar)", (first, None), "", None),
         ("judge: one command line, median", (judge, None), "", None),
         ("judge: 1 MB here-document", (timed(lambda: tools.destructive(heredoc), 5), None), "", None),
         ("judge: 1 MB commit message", (timed(lambda: tools.destructive(words), 5), None), "", None),
         ("reader: 20 000-character answer", (timed(lambda: providers.written_calls(prose, tools.TYPES)), None), "", None),
+        ("reader: 20 000 characters, 4 calls", (timed(lambda: providers.written_calls(calls, tools.TYPES)), None), "", None),
         ("reader: 100 KB of unclosed tags", (timed(lambda: providers.written_calls(hostile, tools.TYPES), 5), None), "", None),
     ]
 

