@@ -23,7 +23,8 @@ TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": ".", "done": []}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
-GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
+# The judge reads bash, so commands run with bash where there is one (/bin/sh may be dash).
+GIT_FILES, BASH = ["git", "ls-files", "-co", "--exclude-standard", "-z"], shutil.which("bash")
 RULES, LANGUAGES = packaged("destructive.yaml"), packaged("languages.yaml")
 SCRIPTS, ASK, WORDS = (re.compile("|".join(RULES[k]), re.S) for k in ("scripts", "ask", "words"))
 
@@ -236,7 +237,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
-    proc = subprocess.Popen(command, shell=True, start_new_session=True, **pipes)
+    proc = subprocess.Popen(command, shell=True, executable=BASH, start_new_session=True, **pipes)
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
