@@ -332,4 +332,4 @@ def test_every_entry_of_the_judge_s_data_is_guarded_by_a_case(data):
         except (re.error, ValueError, NameError, SyntaxError):
             same = False  # the data no longer loads: that fails every test
         unguarded += [name] if same else []
-    assert unguarded == [], '\n'.join(unguarded)
+    assert unguarded == [], "\n".join(unguarded)
