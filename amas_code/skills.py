@@ -1,31 +1,16 @@
 """What the model is told of the project: its map, its rule files and the skills the conversation
 needs. `amas init` writes the map with tree-sitter, one grammar wheel per language, loaded on use."""
 
-import functools
-import pkgutil
 import re
 from pathlib import Path
 
 from amas_code.config import packaged
-from amas_code.tools import ToolError, create_own, head, inside, project_files
+from amas_code.tools import LANGUAGES, ToolError, create_own, grammar, head, inside, project_files
 
 PROMPTS = packaged("prompts.yaml")
 SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
 NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
-LANGUAGES = packaged("languages.yaml")
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
-
-
-@functools.cache
-def grammar(language: str) -> tuple:
-    """The tree-sitter parser of one language and a cursor over its query, which starts no deeper
-    than the language's max_start_depth (if it has one), built on first use."""
-    from tree_sitter import Language, Parser, Query, QueryCursor
-
-    lang = Language(pkgutil.resolve_name(LANGUAGES[language]["grammar"])())
-    cursor = QueryCursor(Query(lang, LANGUAGES[language]["query"]))
-    cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
-    return Parser(lang), cursor
 
 
 def definitions(path: Path, language: str) -> tuple[dict, str]:

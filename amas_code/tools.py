@@ -1,8 +1,10 @@
 """The model's tools: TOOLS holds their schemas, HANDLERS the functions; run() never raises."""
 
+import functools
 import inspect
 import json
 import os
+import pkgutil
 import re
 import shutil
 import signal
@@ -21,9 +23,10 @@ TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": ".", "done": []}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
 EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
-GIT_FILES = ["git", "ls-files", "-co", "--exclude-standard", "-z"]
-RULES = packaged("destructive.yaml")
-SCRIPTS, ASK = (re.compile("|".join(RULES[key]), re.S) for key in ("scripts", "ask"))
+# The judge reads bash, so commands run with bash where there is one (/bin/sh may be dash).
+GIT_FILES, BASH = ["git", "ls-files", "-co", "--exclude-standard", "-z"], shutil.which("bash")
+RULES, LANGUAGES = packaged("destructive.yaml"), packaged("languages.yaml")
+SCRIPTS, ASK, WORDS = (re.compile("|".join(RULES[k]), re.S) for k in ("scripts", "ask", "words"))
 
 
 class ToolError(Exception):
@@ -72,14 +75,25 @@ def describe() -> str:
     return "\n".join(f"- {n}({', '.join(TYPES[n])}): {f.__doc__}" for n, f in HANDLERS.items())
 
 
+@functools.cache
+def grammar(language: str) -> tuple:
+    """The tree-sitter parser of one language and a cursor over its query, which starts no deeper
+    than the language's max_start_depth (if it has one), built on first use: the map's (skills.py)
+    and the command judge's."""
+    from tree_sitter import Language, Parser, Query, QueryCursor
+
+    lang = Language(pkgutil.resolve_name(LANGUAGES[language]["grammar"])())
+    cursor = QueryCursor(Query(lang, LANGUAGES[language]["query"]))
+    cursor.set_max_start_depth(LANGUAGES[language].get("max_start_depth", 2**32 - 1))
+    return Parser(lang), cursor
+
+
 def destructive(line: str) -> bool:
     """Whether a shell line can destroy work: tree-sitter-bash finds every command in it, wherever it
-    stands, and destructive.yaml judges each; a line that does not parse asks (no telling what runs)."""
-    from amas_code.skills import grammar  # skills imports this module
-
-    parser, cursor = grammar("bash")
-    tree = parser.parse(line.encode(errors="surrogateescape"))
-    found = cursor.captures(tree.root_node)
+    stands, and destructive.yaml judges each; a line that does not parse asks (no telling what runs).
+    A script taken out of a rendered command has its hidden spaces (see render) shown again."""
+    tree = grammar("bash")[0].parse(line.translate(RULES["show"]).encode(errors="surrogateescape"))
+    found = grammar("bash")[1].captures(tree.root_node)
     scripts = [node.text.decode(errors="replace") for node in found.get("script", [])]
     commands = {render(node) for node in found.get("command", [])}
     decided = tree.root_node.has_error or "ask" in found
@@ -87,11 +101,12 @@ def destructive(line: str) -> bool:
 
 
 def render(command) -> str:
-    """A command as one line of words separated by single spaces, one level of quoting removed:
-    `bash -lc 'rm -rf "my dir"'` becomes `bash -lc rm -rf "my dir"`; A=1 before it is left out."""
+    """A command as one line of words separated by single spaces, one level of quoting removed and
+    line continuations joined: `bash -lc 'rm -rf "my dir"'` becomes `bash -lc rm␣-rf␣"my␣dir"`, a
+    blank inside a word hidden (destructive.yaml's `words` and `hide`); A=1 before it is left out."""
     start = (command.child_by_field_name("name") or command).start_byte - command.start_byte
-    words = re.sub(r"\\\n|[ \t]+", " ", command.text[start:].decode(errors="replace"))
-    return re.sub(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", r"\1\2\3", words, flags=re.S)
+    text = command.text[start:].decode(errors="replace")
+    return WORDS.sub(lambda m: m[1] and " " or m[m.lastindex].translate(RULES["hide"]), text)
 
 
 def judge(command: str) -> bool:
@@ -222,7 +237,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
-    proc = subprocess.Popen(command, shell=True, start_new_session=True, **pipes)
+    proc = subprocess.Popen(command, shell=True, executable=BASH, start_new_session=True, **pipes)
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()

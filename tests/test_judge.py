@@ -1,6 +1,8 @@
 """The command judge (issue #29): tree-sitter-bash finds every command of a line, destructive.yaml
 judges each. Under --yes a destructive line asks (and with no terminal is declined); any other runs."""
 
+import copy
+import re
 import shlex
 import subprocess
 import sys
@@ -216,3 +218,118 @@ def test_long_lines_are_judged_well_under_a_second(line):
     started = time.process_time()
     assert not tools.destructive(line)
     assert time.process_time() - started < 0.5
+
+
+# Issue 36: the forms a shell or a model writes, through the real CLI with --yes and a scripted model.
+ISSUE36_ASK = [
+    "r\\\nm -rf src",  # a line continuation inside a word joins it
+    "git reset --har",  # a unique start of --hard
+    'env "A=b c" git checkout -- src',  # a quoted blank does not shift the words
+    "python3 -c\"import shutil; shutil.rmtree('src')\"",  # code attached to its flag
+    "echo 'rm -rf src' | env bash",
+]
+ISSUE36_RUN = [
+    "git stash pop",  # a conflict keeps the stash
+    "awk '{ print $1 }' src/app.py",
+    "sed -n '1,5p' src/app.py",
+    "env FOO=1 git status --short",
+    'git -C "my project" status',
+]
+
+
+def test_under_yes_the_forms_of_issue_36_ask_or_run_as_they_should(src, llm):
+    Path("my project").mkdir()
+    git(Path("my project"), "init", "-q")
+    results = results_under_yes(llm, ISSUE36_ASK + ISSUE36_RUN)
+    assert {line: results[line] for line in ISSUE36_ASK if results[line] != DECLINED} == {}
+    assert {line: results[line] for line in ISSUE36_RUN if "[exit code" not in results[line]} == {}
+    assert "print('uncommitted" in results["sed -n '1,5p' src/app.py"]
+    assert Path("src/app.py").read_text() == "print('uncommitted work')\n"
+    assert git(src, "status", "--short", "src") == " M src/app.py\n"
+
+
+def test_commands_run_with_bash_which_the_judge_reads(llm):
+    # dash, Debian's /bin/sh, prints $'…' as it stands; bash reads it as the judge does.
+    llm.queue(calls(("shell_command", {"command": "echo $'x\\x41' > out.txt"}, "c0")), text("ok"))
+    base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
+    assert Path("out.txt").read_text() == "xA\n"
+
+
+DATA = Path(tools.__file__).parent
+
+
+@pytest.mark.parametrize("name", ["destructive.yaml", "languages.yaml"])
+def test_no_line_of_the_judge_s_data_is_over_160_characters(name):
+    # formats.yaml (the written-call reader) is left to its own change.
+    long = [line for line in (DATA / name).read_text().splitlines() if len(line) > 160]
+    assert long == []
+
+
+def entries(rules: dict, query: str):
+    """(what was left out, rules, query) for each entry of the judge's data left out in turn: an item of
+    destructive.yaml's lists, a line of a verbose rule that starts an alternative with `|`, and a
+    pattern of the bash query or an alternative inside its [ ]."""
+    for key in ("words", "rewrite", "scripts", "ask"):
+        for i, rule in enumerate(rules[key]):
+            yield f"{key}[{i}]", {**rules, key: rules[key][:i] + rules[key][i + 1 :]}, query
+            text = rule[0] if key == "rewrite" else rule
+            lines = text.split("\n")
+            for j, line in enumerate(lines):
+                if line.lstrip().startswith("|"):
+                    cut = "\n".join(lines[:j] + lines[j + 1 :])
+                    changed = [cut, rule[1]] if key == "rewrite" else cut
+                    kept = rules[key][:i] + [changed] + rules[key][i + 1 :]
+                    yield f"{key}[{i}]: {line.strip()[:60]}", {**rules, key: kept}, query
+    for start, end in spans(query):
+        yield f"query: {query[start:end][:60]!r}", rules, query[:start] + query[end:]
+
+
+def spans(query: str) -> list[tuple[int, int]]:
+    """Where each top-level pattern of a query, and each element of a [ ] alternation, starts and ends."""
+    found, stack, quoted = [], [], False
+    query = re.sub(";.*", lambda m: " " * len(m[0]), query)  # comments, kept in length
+    for i, char in enumerate(query):
+        if char == '"' and query[i - 1] != "\\":
+            quoted = not quoted
+        elif quoted or char not in "()[]":
+            continue
+        elif char in "([":
+            stack.append((char, i))
+        else:
+            opened, begin = stack.pop()
+            inside = stack and stack[-1][0] == "["
+            if opened == "(" and (not stack or inside) and query[begin + 1] != "#":
+                found.append((begin, i + 1))
+    return found
+
+
+@pytest.fixture
+def data(monkeypatch):
+    """Sets the judge's data for the rest of a test; the packaged data is back afterwards."""
+
+    def use(rules: dict, query: str) -> None:
+        monkeypatch.setattr(tools, "RULES", rules)
+        for key in ("scripts", "ask", "words"):
+            monkeypatch.setattr(tools, key.upper(), re.compile("|".join(rules[key]), re.S))
+        monkeypatch.setitem(tools.LANGUAGES["bash"], "query", query)
+        tools.grammar.cache_clear()
+
+    yield use
+    monkeypatch.undo()
+    tools.grammar.cache_clear()
+
+
+def test_every_entry_of_the_judge_s_data_is_guarded_by_a_case(data):
+    """Leaving out any one rule, alternative or query pattern changes the verdict on some case."""
+    lines = [(line, True) for line in CASES["ask"]] + [(line, False) for line in CASES["run"]]
+    rules, query = copy.deepcopy(tools.RULES), tools.LANGUAGES["bash"]["query"]
+    unguarded = []
+    for name, mutant, mutant_query in entries(rules, query):
+        try:
+            data(mutant, mutant_query)
+            same = all(bool(tools.destructive(line)) == asks for line, asks in lines)
+        except (re.error, ValueError, NameError, SyntaxError):
+            same = False  # the data no longer loads: that fails every test
+        unguarded += [name] if same else []
+    assert unguarded == [], "\n".join(unguarded)
