@@ -25,7 +25,6 @@ def is_request(m: dict) -> bool:
 class Agent:
     def __init__(self, config: dict):
         self.config = config
-        self.usage = []  # each request's usage in the current turn (a /compact counts too)
         self.restart([])
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))
@@ -39,7 +38,7 @@ class Agent:
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
-        self.usage, tools.STATE["done"] = [], []  # what this turn costs and does
+        tools.STATE["done"] = []  # what this turn writes and runs
         try:
             while self.step():  # no cap on rounds, as the spec says: Ctrl-C stops a looping model
                 continue
@@ -52,7 +51,7 @@ class Agent:
             return e.exit_code
         finally:
             self.remember()
-        ui.show_summary(tools.STATE["done"], *providers.spent(self.usage, self.config))
+        ui.show_summary(tools.STATE["done"])
         return 0
 
     def step(self) -> bool:
@@ -92,7 +91,6 @@ class Agent:
             ui.warning("The model refused native tool calls; switching to text tool calls.")
             return self.call(messages, on_chunk)
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
-        self.usage.append(usage)
         return reply
 
     def compact(self) -> None:

@@ -42,18 +42,6 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk=None) ->
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
 
 
-def spent(usage: list, config: dict) -> tuple[dict, float | None]:
-    """The tokens a turn's requests took, in and out, and their cost at litellm's prices (None for
-    a model it does not price); complete() has imported litellm."""
-    import litellm
-
-    tokens = {k: sum(u.get(k) or 0 for u in usage) for k in ("prompt_tokens", "completion_tokens")}
-    try:
-        return tokens, sum(litellm.cost_per_token(model=config["model"], **tokens))
-    except Exception:  # litellm raises a bare Exception for a model it has no price for
-        return tokens, None
-
-
 def to_message(message) -> dict:
     """The reply as a plain message dict: role, content ("" for none) and tool calls if any."""
     reply = message.model_dump(include={"role", "content", "tool_calls"}, exclude_none=True)

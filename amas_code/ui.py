@@ -101,11 +101,10 @@ def show_result(result: str, tail: int = 1) -> None:
     console.print(Text(safe("  ⎿ " + "\n    ".join(lines[-tail:]) + more), style="dim"))
 
 
-def show_summary(done: list, tokens: dict, cost: float | None) -> None:
-    """After a turn: what it wrote and ran, and the tokens (and the cost) it took, in one dim line."""
-    price = f", ${cost:.4f}" if cost else ""
-    spent = f"tokens {tokens['prompt_tokens']:,} in, {tokens['completion_tokens']:,} out{price}"
-    console.print(Text(safe(" · ".join([*done, spent])), style="dim"))
+def show_summary(done: list) -> None:
+    """After a turn: what it wrote and ran, in one dim line; nothing if it did neither."""
+    if done:
+        console.print(Text(safe(" · ".join(done)), style="dim"))
 
 
 def show_table(rows: list, *headers: str) -> None:

@@ -138,33 +138,19 @@ def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
 # The turn's summary ------------------------------------------------------------------------------
 
 
-def test_the_summary_lists_what_was_written_and_run_and_the_tokens(llm, isolated):
+def test_the_summary_lists_what_was_written_and_run(llm, isolated):
     git_init(isolated)
     replies = [tool("write_file", {"path": "app.py", "content": "x = 1\n"}, "a")]
     replies += [tool("shell_command", {"command": "echo hi"}, "b"), text("Done.")]
     done = one_shot(llm, *replies)
     summary = done.stdout.split("Done.")[-1]
-    assert (
-        "wrote app.py · ran echo hi · tokens 33 in, 21 out" in summary
-    )  # three requests of 11 and 7
-    assert "$" not in summary  # openai/x has no price
+    assert summary.strip() == "wrote app.py · ran echo hi"
 
 
-def test_a_declined_command_is_not_in_the_summary(llm, isolated):
+def test_a_declined_command_is_not_in_the_summary_and_an_empty_summary_shows_nothing(llm, isolated):
     replies = [tool("shell_command", {"command": "rm -rf x"}), text("Declined, fine.")]
     done = one_shot(llm, *replies)
-    summary = done.stdout.split("Declined, fine.")[-1]
-    assert "ran" not in summary and "tokens 22 in, 14 out" in summary
-
-
-def test_a_priced_model_shows_what_the_turn_cost(llm, isolated):
-    llm.usage = {
-        "prompt_tokens": 1_000_000,
-        "completion_tokens": 1_000_000,
-        "total_tokens": 2_000_000,
-    }
-    done = one_shot(llm, text("Hi."), model="openai/gpt-4o-mini")
-    assert "tokens 1,000,000 in, 1,000,000 out, $0.7500" in done.stdout  # 0.15 + 0.60 per million
+    assert done.stdout.split("Declined, fine.")[-1] == "\n"  # the answer's own line end, no more
 
 
 def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
@@ -173,7 +159,7 @@ def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
     interrupt_when("started")
     assert agent.turn("wait") == 130
     out = capsys.readouterr().out
-    assert "Interrupted" in out and "tokens" not in out and "ran touch" not in out
+    assert "Interrupted" in out and "ran touch" not in out
 
 
 # /attach -----------------------------------------------------------------------------------------
