@@ -54,24 +54,21 @@ def answer():
 
 
 def _tail() -> Text | None:
-    """The last screenful of the answer so far, wrapped as the screen shows it, dimmed while the
-    model reasons. Only the last lines are wrapped: their rows are at least a screenful."""
-    so_far = "".join(_pieces)
-    lines = so_far.splitlines()[-console.height :]
-    thinking = so_far.rfind("<think>") > so_far.rfind("</think>")  # inside <think> ... </think>
-    text = Text(safe("\n".join(lines)), style="dim" if thinking else "")
-    rows = text.wrap(console, console.width)[2 - console.height :]
+    """The last screenful of the answer so far, wrapped as the screen shows it. Only the last
+    lines are wrapped: their rows are at least a screenful."""
+    lines = "".join(_pieces).splitlines()[-console.height :]
+    rows = Text(safe("\n".join(lines))).wrap(console, console.width)[2 - console.height :]
     return Text("\n").join(rows) if lines else None
 
 
 def _show_answer(text: str, rendered: bool) -> None:
-    """The whole answer: its reasoning dimmed, the rest as Markdown with links spelled out, wrapped
+    """The whole answer: its reasoning as plain text, the rest as Markdown with links spelled out, wrapped
     at words (the console soft-wraps everything else, which a pipe gets as it is)."""
     from rich.markdown import Markdown
 
     thought, end, reply = text.rpartition("</think>")
     if rendered and text.strip():
-        reasoning = [Text(safe(thought + end), style="dim")] if end else []
+        reasoning = [Text(safe(thought + end))] if end else []
         console.print(*reasoning, Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
     elif text:
         console.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
