@@ -49,10 +49,9 @@ def to_message(message) -> dict:
 
 
 def classify(error: Exception, config: dict) -> ProviderError:
-    """One line naming what failed, without litellm's prefixes, tracebacks or secrets."""
+    """One line naming what failed (litellm's text as it is), without tracebacks or secrets."""
     name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
-    text = re.sub(r"(litellm\.)?\w+(Error|Exception)\s*[:-]\s*", "", text)
     if "connection error" in text.lower():
         text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
     tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
