@@ -49,7 +49,7 @@ class Agent:
         except providers.ProviderError as e:
             ui.error(str(e))
             return e.exit_code
-        finally:
+        finally:  # the history is written once a turn, however it ends (SIGTERM is a SystemExit)
             self.remember()
         ui.show_summary(tools.STATE["done"])
         return 0
@@ -74,7 +74,6 @@ class Agent:
         if calls and not native:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
-        self.remember()
         return bool(calls)
 
     def call(self, messages: list, on_chunk=None) -> dict:

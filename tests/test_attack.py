@@ -3,6 +3,7 @@ and settings cannot be turned against the user, undo gives back exact bytes, no 
 input, bounded work. Each test drives the real part (the CLI, git, files) and checks what the user or
 their files would notice."""
 
+import json
 import os
 import time
 from pathlib import Path
@@ -204,6 +205,8 @@ def test_a_closed_terminal_ends_the_running_command_and_its_children(llm, isolat
     child = int(Path("child").read_text())
     proc.send_signal(signal.SIGHUP)
     assert proc.wait(30) == 128 + signal.SIGHUP
+    history = Path(".amas/history.jsonl").read_text().splitlines()  # written on the way out
+    assert [json.loads(line)["role"] for line in history] == ["user", "assistant"]
     time.sleep(0.5)
     stat = Path(f"/proc/{child}/stat")
     assert not stat.exists() or stat.read_text().split(")")[-1].split()[0] == "Z"  # gone, or dead

@@ -5,7 +5,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import amas
+from conftest import amas, interrupt_when
 from fake_llm import text, tool
 
 from amas_code.agent import HISTORY, Agent
@@ -16,7 +16,7 @@ def cli(llm, *args: str, stdin: str = ""):
     return amas(*base, env={"OPENAI_API_KEY": "sk-env-secret-999"}, stdin=stdin)
 
 
-def test_every_message_is_appended_as_it_happens_without_secrets(llm, isolated):
+def test_every_message_is_appended_when_the_turn_ends_without_secrets(llm, isolated):
     Path(os.environ["AMAS_HOME"], "config.yaml").write_text("api_key: sk-config-secret-123\n")
     Path("a.txt").write_text("key is sk-config-secret-123 and sk-env-secret-999\n")
     llm.queue(tool("read_file", {"path": "a.txt"}), text("It holds two keys."))
@@ -30,6 +30,18 @@ def test_every_message_is_appended_as_it_happens_without_secrets(llm, isolated):
     assert records[2]["content"] == "   1 | key is *** and ***"
     assert "sk-config-secret-123" not in HISTORY.read_text()
     assert "sk-env-secret-999" not in HISTORY.read_text()
+
+
+def test_a_turn_ended_by_an_error_or_ctrl_c_is_written_too(llm, config, isolated):
+    error = (401, {"error": {"message": "Incorrect API key provided", "type": "x"}})
+    llm.queue(tool("shell_command", {"command": "echo hi"}), error)
+    assert Agent({**config, "auto_accept": True}).turn("fail") == 2
+    llm.queue(tool("shell_command", {"command": "touch started; sleep 20"}))
+    interrupt_when("started")
+    assert Agent({**config, "auto_accept": True}).turn("wait") == 130
+    records = [json.loads(line) for line in HISTORY.read_text().splitlines()]
+    assert [r["role"] for r in records] == ["user", "assistant", "tool"] * 2
+    assert records[-1]["content"] == "Interrupted by the user."
 
 
 def test_a_planted_history_symlink_is_never_written_through(
