@@ -45,10 +45,9 @@ def init() -> str:
         except (OSError, ImportError, ValueError, ToolError) as e:  # wheel missing, bad grammar
             found, problem = {}, f"{type(e).__name__}: {e}"
         unknown += [] if language else [name]
-        broken += [f"{name} ({problem})"] if problem else []
+        broken += [name] if problem else []
         lines += [f"{name}: {outline(found)}"] if found else []
-    notes = [f"Broken: {b}" for b in broken] + [f"No grammar: {', '.join(unknown)}"] * bool(unknown)
-    create_own(MAP, "\n".join(["# Project map (amas init)", *lines, *notes, ""]).encode())
+    create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]).encode())
     return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
 
 
