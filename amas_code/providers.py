@@ -52,8 +52,6 @@ def classify(error: Exception, config: dict) -> ProviderError:
     """One line naming what failed (litellm's text as it is), without tracebacks or secrets."""
     name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
-    if "connection error" in text.lower():
-        text = f"cannot connect to {config.get('api_base') or 'the provider'} ({text})"
     tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
     kind = "tools" if tools_refused else "key" if re.search(r"api.?key", text, re.I) else ""
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
