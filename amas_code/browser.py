@@ -66,9 +66,9 @@ def browser_get_text() -> str:
 
 
 def browser_screenshot() -> str:
-    """Save a screenshot of the current page under .amas/screenshots/; returns its path."""
-    path = time.strftime(".amas/screenshots/%Y%m%d-%H%M%S.png")
-    page().screenshot(path=path)
+    """Save a screenshot of the current page in .amas/ (kept out of git); returns its path."""
+    path = time.strftime(".amas/screenshot-%Y%m%d-%H%M%S.png")  # it may show secrets: .gitignore'd
+    page().screenshot(path=tools.create_own(tools.STATE["root"] / path, b""))
     return f"Screenshot saved to {path}"
 
 

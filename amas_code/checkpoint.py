@@ -16,6 +16,9 @@ from amas_code.config import WORDS
 
 NO_REPO = "Checkpoints are off: this is not a git repository. Run `git init` to enable /undo."
 RAW = {"stdout_as_string": False, "strip_newline_in_stdout": False}
+# A snapshot leaves out files over this size (a 60 MB dump would be copied into .git before every
+# command); the stacks keep this many records (each is an argument of the keep ref's update-index).
+BIG, MAX_RECORDS = 10_000_000, 300
 
 
 class Refused(Exception):
@@ -31,6 +34,8 @@ class Checkpoint:
         if self.repo:
             self.root = Path(self.repo.working_tree_dir).resolve()
             self.state_file = Path(self.repo.git_dir, "amas", "checkpoints.json")
+            self.state_file.parent.mkdir(exist_ok=True)
+            self.own = {"GIT_INDEX_FILE": str(self.state_file.with_name("index"))}  # snapshots'
             known = self.repo.config_reader().get_value("user", "email", "")
             self.filemode = self.repo.config_reader().get_value("core", "filemode", True)
             # commits need an author: words.yaml's, when git has none
@@ -84,8 +89,41 @@ class Checkpoint:
             new.unlink()
             raise Refused(f"not applied: git refused the checkpoint ({e.stderr.strip()[:200]})")
         record = {**before, "commit": commit, "parent": head, "after": after, "entry": entry}
+        self._push({**record, "message": message})
+
+    def snapshot(self) -> str:
+        """A commit of the whole work tree as it is now: tracked and untracked files, but not
+        ignored ones, nested repositories (git cannot add one with no commit) nor new files over
+        BIG bytes. Built through an index of our own (.git/amas/index), so the user's index and
+        files stay untouched. '' with no repository; Refused when git cannot make one."""
+        if not self.repo:
+            return ""
+        try:  # pathspecs with magic (no --literal-pathspecs): the big files, each literally
+            new = self.git("ls-files", "-z", "-o", "--exclude-standard", env=self.own).split("\0")
+            sizes = {n: os.lstat(self.root / n).st_size for n in new}  # a nested repository: `dir/`
+            big = [f":(exclude,literal){n}" for n, s in sizes.items() if s > BIG or n[-1:] == "/"]
+            self.repo.git.execute(["git", "add", "-A", "--", ".", *big], env=self.own)
+            tree = self.git("write-tree", env=self.own)
+            return self.git("commit-tree", tree, "-m", "amas snapshot")
+        except GitCommandError as e:
+            raise Refused(f"git could not take a snapshot ({e.stderr.strip()[:200]})") from None
+
+    def record(self, before: str, message: str) -> None:
+        """After a shell command: what it changed since the snapshot `before`, kept for undo (a
+        command that changed no file leaves no record)."""
+        after = self.snapshot()
+        if paths := self._changed(before, after):
+            self._push({"commit": after, "parent": before, "paths": paths, "message": message})
+
+    def _changed(self, a: str, b: str, *paths: str) -> list[str]:
+        """The files that differ between two snapshots (or checkpoints), among `paths` if given."""
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b, "--", *paths)
+        return [name for name in out.split("\0") if name]
+
+    def _push(self, record: dict) -> None:
+        """A new record on the undo stack (the oldest dropped past MAX_RECORDS); redo is emptied."""
         state = self.load()
-        state["undo"].append({**record, "message": message, "time": time.strftime("%F %T")})
+        state["undo"] = [*state["undo"], {**record, "time": time.strftime("%F %T")}][-MAX_RECORDS:]
         self.store({**state, "redo": []})
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
@@ -118,6 +156,21 @@ class Checkpoint:
         if not stack:
             raise Refused(f"Nothing to {'undo' if undo else 'redo'} on this branch.")
         rec = stack[-1]
+        (self._files if "paths" in rec else self._file)(rec, undo)
+        other.append(stack.pop())
+        self.store(state)
+        return f"{rec['commit'][:7]} {rec.get('path', rec['message'])}"
+
+    def _files(self, rec: dict, undo: bool) -> None:
+        """Put back what a shell command changed, from the snapshot before it (to redo: after it),
+        when each file still holds what the command (or the undo) left; HEAD and index stay."""
+        at, to = (rec["commit"], rec["parent"]) if undo else (rec["parent"], rec["commit"])
+        if changed := self._changed(at, self.snapshot(), *rec["paths"]):
+            raise Refused(f"{changed[0]} was changed after that command; kept, nothing undone.")
+        self.git("restore", f"--source={to}", "--worktree", "--", *rec["paths"], env=self.own)
+
+    def _file(self, rec: dict, undo: bool) -> None:
+        """Put back one file the agent wrote: its bytes and index entry, then the branch."""
         at, to = (rec["commit"], rec["parent"]) if undo else (rec["parent"], rec["commit"])
         self._check(rec, at, undo)
         blob, entry = (rec["before"], rec["index"]) if undo else (rec["after"], rec["entry"])
@@ -131,16 +184,11 @@ class Checkpoint:
             target.write_bytes(data)
         else:
             target.unlink(missing_ok=True)
-        other.append(stack.pop())
-        self.store(state)
-        return f"{rec['commit'][:7]} {rec['path']}"
 
     def _check(self, rec: dict, at: str | None, undo: bool) -> None:
         head, short = self._head(), rec["commit"][:7]
         if head != at:
             raise Refused(f"HEAD moved since {short} (to {(head or '-')[:7]}); it stays as is.")
-        if undo and self.git("branch", "-r", "--contains", head):
-            raise Refused(f"Checkpoint {short} is already pushed; use `git revert {short}`.")
         if self._hash(self.root / rec["path"]) != (rec["after"] if undo else rec["before"]):
             raise Refused(f"{rec['path']} was changed after {short}; kept as is, nothing undone.")
 
@@ -171,12 +219,11 @@ class Checkpoint:
         return self.git("ls-files", "-s", "-z", "--", path).split()[:2] or None
 
     def _update_index(self, entries: dict, env: dict | None = None) -> None:
-        """Set index entries from {path: [mode, sha] or None (remove it)} in one git call."""
-        lines = "".join(f"{' '.join(e or ['0', '0' * 40])}\t{p}\0" for p, e in entries.items())
-        with tempfile.TemporaryFile() as info:  # NUL-terminated: any name, quotes and all
-            info.write(os.fsencode(lines))
-            info.seek(0)
-            self.git("update-index", "-z", "--index-info", istream=info, env=env)
+        """Set index entries from {path: [mode, sha] or None (remove it)} in one git call; as
+        arguments, so any name works (the stacks are capped, so they fit in ARG_MAX)."""
+        sets = [a for p, e in entries.items() if e for a in ("--cacheinfo", f"{e[0]},{e[1]},{p}")]
+        gone = [p for p, e in entries.items() if not e]
+        self.git("update-index", "--add", *sets, "--force-remove", "--", *gone, env=env)
 
     def _tree(self, base: str | None, entries: dict) -> str:
         with tempfile.TemporaryDirectory() as tmp:
@@ -194,12 +241,12 @@ class Checkpoint:
         """Save the stacks, and a ref that keeps their objects alive through `git gc`: the bytes and
         the staged entries undo and redo put back. One ref per worktree (`refs/amas/keep-.git`, or
         `-NAME` for a linked one), since each has its own stacks and gc in one must keep the other's."""
-        self.state_file.parent.mkdir(exist_ok=True)
         self.state_file.write_text(json.dumps(state, indent=1))
         records = state["undo"] + state["redo"]
-        blobs = {r[k] for r in records for k in ("before", "after") if r[k]}
-        blobs |= {r["index"][1] for r in records if r["index"]}  # what the user had staged, too
+        blobs = {r.get(k) for r in records for k in ("before", "after")} - {None}
+        blobs |= {r["index"][1] for r in records if r.get("index")}  # what the user had staged
         tree = self._tree(None, {sha: ["100644", sha] for sha in blobs})
-        parents = [arg for r in state["redo"] for arg in ("-p", r["commit"])]
+        snapshots = {r[k] for r in records if "paths" in r for k in ("commit", "parent")}
+        parents = [a for c in {r["commit"] for r in state["redo"]} | snapshots for a in ("-p", c)]
         keep = self.git("commit-tree", tree, *parents, "-m", "amas undo data")
         self.git("update-ref", f"refs/amas/keep-{Path(self.repo.git_dir).name}", keep)

@@ -39,10 +39,10 @@ def load(root: str = ".", overrides: dict | None = None) -> dict:
     user, project = read_yaml(home / "config.yaml"), read_yaml(Path(root) / ".amas" / "config.yaml")
     config = {**DEFAULT_CONFIG, **user, **{k: v for k, v in project.items() if k not in PERSONAL}}
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    wrong = [k for k, v in config.items() if not isinstance(v, type(DEFAULT_CONFIG.get(k) or v))]
-    if wrong:  # `max_context_tokens: lots`: one line now, not a TypeError in the middle of a turn
-        kind = type(DEFAULT_CONFIG[wrong[0]]).__name__
-        raise ValueError(f"Setting {wrong[0]}: expected {kind}, got {config[wrong[0]]!r}.")
+    for key, value in config.items():  # `yolo: "no"`: one line now, not a "yes" nobody gave
+        kind = type(value if DEFAULT_CONFIG.get(key) is None else DEFAULT_CONFIG[key])
+        if not isinstance(value, kind):
+            raise ValueError(f"Setting {key}: expected {kind.__name__}, got {value!r}.")
     layers = [user, project, config]  # a project's api_key must not unmask the user's
     return {**config, "secrets": [v for c in layers for k, v in c.items() if SECRET.search(k)]}
 

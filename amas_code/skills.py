@@ -37,18 +37,16 @@ def outline(names: dict) -> str:
 def init() -> str:
     """Map the project's definitions into .amas/map.md; returns a one-line summary."""
     by_extension = {e: lang for lang, spec in LANGUAGES.items() for e in spec["extensions"]}
-    lines, broken, unknown = [], [], []
+    lines = []
     for name in project_files("."):
         language = by_extension.get(Path(name).suffix)
         try:
-            found, problem = definitions(Path(name), language) if language else ({}, "")
-        except (OSError, ImportError, ValueError, ToolError) as e:  # wheel missing, bad grammar
-            found, problem = {}, f"{type(e).__name__}: {e}"
-        unknown += [] if language else [name]
-        broken += [name] if problem else []
+            found = definitions(Path(name), language)[0] if language else {}
+        except (OSError, ImportError, ValueError, ToolError):  # wheel missing, bad grammar
+            found = {}  # unmapped
         lines += [f"{name}: {outline(found)}"] if found else []
     create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]).encode())
-    return f"Mapped {len(lines)} files into {MAP} ({len(unknown)} with no grammar, {len(broken)} with errors)."
+    return f"Mapped {len(lines)} files into {MAP}."
 
 
 def words(text: str) -> set[str]:

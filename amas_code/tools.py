@@ -113,9 +113,7 @@ def judge(command: str) -> bool:
     """Whether one command, rendered as a line of words, can destroy work by destructive.yaml."""
     for pattern, replacement in RULES["rewrite"]:
         command = re.sub(pattern, replacement, command, flags=re.S)
-    script, checkout = SCRIPTS.search(command), re.match(RULES["paths"], command, re.S)
-    if checkout and any(os.path.exists(word) for word in checkout[1].split()):
-        return True
+    script = SCRIPTS.search(command)
     return bool(ASK.search(command) or script and destructive(script[script.lastindex]))
 
 
@@ -196,8 +194,10 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
     created exclusively unless it is appended to."""
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
-    if path.parent.name == ".amas" and not path.parent.exists():  # its transcript stays uncommitted
-        path.parent.mkdir()
+    if path.parent.name == ".amas" and not os.path.lexists(path.parent / ".gitignore"):
+        path.parent.mkdir(
+            exist_ok=True
+        )  # its transcript stays uncommitted, beside a committed config
         (path.parent / ".gitignore").write_text("*\n")
     if not append:  # a planted symlink: itself, not its target
         path.unlink(missing_ok=True)
@@ -233,7 +233,8 @@ def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
     timeout = min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
     ui.show_command(command)
-    risky = destructive(command) and not STATE["config"].get("yolo")
+    before = snapshot()
+    risky = (destructive(command) or before is None) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
@@ -249,8 +250,19 @@ def shell_command(command: str, timeout: int = 0) -> str:
     finally:  # a timeout, Ctrl-C or a closed terminal: the whole group goes, children too
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+        if before:
+            STATE["checkpoint"].record(before, f"ran {command}")
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
+
+
+def snapshot() -> str | None:
+    """The work tree before a command, so that undo can take back whatever the command does to its
+    files ('' outside git); None, after a warning, when git cannot take one: the command asks."""
+    try:
+        return STATE["checkpoint"].snapshot() if STATE["checkpoint"] else ""
+    except Refused as e:
+        ui.warning(f"No snapshot, so no /undo, for this command: {e}")
 
 
 def drain(pipe, kept: bytearray) -> None:

@@ -120,10 +120,10 @@ def ask(message: str, commands: list | None = None, history: Path | None = None)
     a question whose answers stay out of that history."""
     if not INTERACTIVE:
         return input()
-    from prompt_toolkit import PromptSession
+    from prompt_toolkit import prompt
 
-    session = PromptSession(**_comforts(commands, history)) if commands else PromptSession()
-    return session.prompt(message, in_thread=True)  # beside the loop playwright keeps running
+    # in a thread: beside the event loop that playwright keeps running
+    return prompt(message, in_thread=True, **(_comforts(commands, history) if commands else {}))
 
 
 def _comforts(commands: list, history: Path) -> dict:
@@ -132,6 +132,7 @@ def _comforts(commands: list, history: Path) -> dict:
     from prompt_toolkit.history import FileHistory
     from prompt_toolkit.key_binding import KeyBindings
 
+    history.touch(0o600)  # what was typed may hold secrets: the owner's alone
     keys = KeyBindings()
     keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
     completer = WordCompleter(commands, WORD=True)

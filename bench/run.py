@@ -5,6 +5,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import statistics
 import subprocess
 import sys
@@ -197,7 +198,20 @@ def bench_checkpoint(cwd: str) -> list[tuple]:
     tools.STATE["checkpoint"] = Checkpoint(".")
     counter = iter(range(10**6))
     save = timed(lambda: tools.write_file("src/f1.py", f"x = {next(counter)}\n"), runs=RUNS * 2)
-    return [("checkpointed write, 10 000-file repo", (save, None), "", None)]
+    rows = [("checkpointed write, 10 000-file repo", (save, None), "", None)]
+    # The snapshot before each shell command (#37): the first of a session seeds its own index from
+    # the user's; then each is `git add -A` through that index. The baseline is the bare command.
+    shutil.rmtree(".git/amas", ignore_errors=True)
+    first = timed(lambda: Checkpoint(".").snapshot(), runs=1)
+    again = timed(Checkpoint(".").snapshot, runs=RUNS * 2)
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
+    shell = lambda: tools.shell_command("echo changed >> src/f2.py")  # noqa: E731
+    ran = timed(shell, runs=RUNS * 2)
+    tools.STATE["checkpoint"] = None  # the same tool with no snapshot: checkpoints off
+    bare = timed(shell, runs=RUNS * 2)
+    rows += [("first snapshot of a session, 10 000 files", (first, None), "", None)]
+    rows += [("snapshot, 10 000 files", (again, None), "", None)]
+    return rows + [("shell command, 10 000 files", (ran, None), "no snapshot", (bare, None))]
 
 
 def bench_init(cwd: str) -> list[tuple]:

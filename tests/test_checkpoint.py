@@ -143,16 +143,6 @@ def test_no_repository_means_no_checkpoints_and_no_crash(isolated, llm, config, 
     assert out.count("git init") == 1  # the answer to /undo; otherwise silent, as the spec says
 
 
-def test_pushed_checkpoints_are_not_undone(repo, tmp_path):
-    git(tmp_path, "init", "-q", "--bare", "remote.git")
-    git(repo, "remote", "add", "origin", str(tmp_path / "remote.git"))
-    agent_write("A", "A by agent\n")
-    git(repo, "push", "-q", "origin", "main")
-    with pytest.raises(Refused, match="already pushed"):
-        Checkpoint().undo()
-    assert Path("A").read_text() == "A by agent\n"
-
-
 def test_merge_commit_on_top_is_refused(repo):
     agent_write("A", "A by agent\n")
     git(repo, "checkout", "-qb", "side", "HEAD~1")

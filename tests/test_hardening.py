@@ -64,7 +64,7 @@ def test_yes_no_longer_runs_commands_that_destroy_uncommitted_or_untracked_work(
     Path("u.txt").write_text("untracked\n")
     commands = [
         "git restore .",
-        "git checkout -- a.txt",
+        "git checkout -- .",
         "git -C . reset --hard",
         "git reset -q --hard",
         "git -C . clean -fd",

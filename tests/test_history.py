@@ -56,6 +56,8 @@ def test_a_planted_history_symlink_is_never_written_through(
     assert rc.read_text() == "# the user's shell rc\n"
     assert "History not saved" in capsys.readouterr().out
     HISTORY.unlink()
+    assert Path(".amas/.gitignore").read_text() == "*\n"  # written beside the planted link
+    Path(".amas/.gitignore").unlink()
     os.rmdir(".amas")
     Path(".amas").symlink_to(tmp_path)  # the folder itself leads outside
     llm.queue(text("hello"))

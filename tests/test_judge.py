@@ -136,15 +136,16 @@ def test_under_yes_codex_style_and_nested_quotes_are_judged_by_what_runs(src, ll
     assert Path("src/app.py").read_text() == "print('uncommitted work')\n"
 
 
-def test_git_checkout_asks_only_when_an_argument_is_an_existing_path(src):
-    assert tools.destructive("git checkout src/app.py")
+def test_git_checkout_of_named_files_runs_the_whole_tree_or_another_repository_asks(src):
+    """#37: the snapshot before every command lets /undo take back `git checkout [--] FILE`; `.`,
+    a path the judge cannot see, or another repository (-C DIR) asks."""
+    assert not tools.destructive("git checkout src/app.py")
+    assert not tools.destructive("git checkout -- src/app.py")
+    assert not tools.destructive("git checkout HEAD -- src")
     assert tools.destructive("git -C . checkout HEAD -- src")
-    assert not tools.destructive("git checkout main")  # no file named main
+    assert tools.destructive("git checkout -- .") and tools.destructive("git checkout HEAD src/*.py")
     assert not tools.destructive("git checkout -b src")  # a new branch named like a directory
-    assert not tools.destructive("git checkout -B src origin/src")
-    assert not tools.destructive("git checkout " + "a/" * 3000)  # too long a path is no file
-    Path("main").write_text("a file named like the branch\n")
-    assert tools.destructive("git checkout main")
+    assert not tools.destructive("git -C sub checkout -B src origin/src")
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ def test_long_lines_are_judged_well_under_a_second(line):
 ISSUE36_ASK = [
     "r\\\nm -rf src",  # a line continuation inside a word joins it
     "git reset --har",  # a unique start of --hard
-    'env "A=b c" git checkout -- src',  # a quoted blank does not shift the words
+    'env "A=b c" git clean -fdx',  # a quoted blank does not shift the words
     "python3 -c\"import shutil; shutil.rmtree('src')\"",  # code attached to its flag
     "echo 'rm -rf src' | env bash",
 ]

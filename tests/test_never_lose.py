@@ -208,16 +208,28 @@ def test_the_transcript_stays_out_of_git_status_and_git_add(repo, llm, config):
     assert ".amas" not in git(repo, "diff", "--cached", "--name-only")
 
 
-def test_a_user_who_tracks_files_in_amas_gets_no_gitignore_from_amas(repo, llm, config):
+def test_beside_a_committed_amas_config_the_transcript_still_stays_out_of_git(repo, llm, config):
+    """#37: a project that commits .amas/config.yaml gets .amas/.gitignore too, so `git add -A`
+    never stages the transcript (which holds what the model read, secrets included)."""
     Path(".amas").mkdir()
     Path(".amas/config.yaml").write_text("max_context_tokens: 9000\n")
     git(repo, "add", ".amas/config.yaml")
     git(repo, "commit", "-qm", "user: project config")
     llm.queue(text("hello"))
     Agent(config).turn("hi")
-    assert not Path(".amas/.gitignore").exists()
+    assert Path(".amas/.gitignore").read_text() == "*\n"
     assert json.loads(Path(".amas/history.jsonl").read_text().splitlines()[0])["content"] == "hi"
-    assert os.path.exists(".amas/config.yaml")
+    git(repo, "add", "-A")
+    assert git(repo, "status", "--porcelain") == ""  # nothing new staged, the config still tracked
+    assert git(repo, "ls-files", ".amas") == ".amas/config.yaml\n"
+
+
+def test_a_users_own_amas_gitignore_is_left_as_it_is(repo, llm, config):
+    Path(".amas").mkdir()
+    Path(".amas/.gitignore").write_text("history.jsonl\nmap.md\n")
+    llm.queue(text("hello"))
+    Agent(config).turn("hi")
+    assert Path(".amas/.gitignore").read_text() == "history.jsonl\nmap.md\n"
 
 
 # #33 item 4. An unmerged index is busy ------------------------------------------------------------

@@ -217,7 +217,7 @@ DANGEROUS = [
     "rm -f build.log",
     "dd",
     "git restore .",
-    "git checkout -- a.txt",
+    "git checkout -- .",
     "git -C . reset --hard",
     "git reset -q --hard",
     "git --no-pager -c core.x=y reset --keep HEAD",

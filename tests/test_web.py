@@ -113,9 +113,10 @@ def test_browser_fills_a_form_clicks_and_reads_the_answer(site, isolated):
     assert "Hello, Ada!" in tools.run("browser_get_text", {})
     shot = tools.run("browser_screenshot", {}).removeprefix("Screenshot saved to ")
     assert (
-        shot.startswith(".amas/screenshots/")
+        shot.startswith(".amas/screenshot-")
         and Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
+    assert Path(".amas/.gitignore").read_text() == "*\n"  # a screenshot may show secrets
     missing = tools.run("browser_click", {"selector_or_text": "#no-such-button"})
     assert missing.startswith("Error: ") and "\n" not in missing
 
@@ -151,7 +152,7 @@ def test_mac_tools_are_not_offered_off_macos(llm, config):
     Agent(config).turn("hi")
     offered = {t["function"]["name"] for t in llm.requests[0]["body"]["tools"]}
     assert {"fetch_url", "search_google", "browser_navigate", "browser_click"} <= offered
-    assert sys.platform == "darwin" or not offered & {"applescript", "mac_notify"}
+    assert sys.platform == "darwin" or not offered & {"applescript"}
 
 
 HOSTILE = 'He said "hi" \\ then\n"; do shell script "rm -rf ~" -- 🎉'
@@ -174,15 +175,23 @@ def fake_osascript(tmp_path, monkeypatch):
 
 
 def test_mac_tools_pass_user_text_as_argv_never_as_source(fake_osascript):
-    assert mac.mac_notify(title=HOSTILE, message="done ✓") == "Notification shown."
     tools.STATE["config"].update(auto_accept=True, yolo=True)  # applescript asks, unless --yolo
+    notify = 'on run argv\ndisplay notification (item 1 of argv) with title "Amas"\nend run'
     set_clipboard = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
+    assert mac.applescript(script=notify, text=HOSTILE) == tools.EMPTY
     assert mac.applescript(script=set_clipboard, text=HOSTILE) == tools.EMPTY
     assert mac.applescript(script="the clipboard as text") == "clip text"
-    notify, set_clip, get_clip = fake_osascript()
-    assert notify == ["-e", mac.NOTIFY, HOSTILE, "done ✓"]
+    notified, set_clip, get_clip = fake_osascript()
+    assert notified == ["-e", notify, HOSTILE]
     assert set_clip == ["-e", set_clipboard, HOSTILE]
     assert get_clip == ["-e", "the clipboard as text"]
+
+
+def test_a_failing_applescript_is_reported_in_one_line(fake_osascript, tmp_path):
+    tools.STATE["config"].update(auto_accept=True, yolo=True)
+    (tmp_path / "bin" / "osascript").write_text("#!/bin/sh\necho 'syntax error: nope' >&2\nexit 1\n")
+    with pytest.raises(tools.ToolError, match="^osascript failed: syntax error: nope$"):
+        mac.applescript(script="x")
 
 
 def test_applescript_asks_first_unless_yolo(fake_osascript):

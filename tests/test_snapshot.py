@@ -1,0 +1,207 @@
+"""Nothing the agent runs can lose your work (issue #37): a snapshot of the work tree before every
+shell command, kept in git, and /undo and /redo of what the command changed. Real repositories, real
+shell commands, the real CLI with a scripted model."""
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import amas, git, git_init
+from fake_llm import text, tool
+
+from amas_code import tools
+from amas_code.checkpoint import Checkpoint
+
+EDITS = "print('an hour of uncommitted work')\n"
+
+
+@pytest.fixture
+def repo(isolated):
+    git_init(isolated)
+    Path("src").mkdir()
+    Path("src/m.py").write_text("print('committed')\n")
+    Path(".gitignore").write_text("*.log\n")
+    git(isolated, "add", ".")
+    git(isolated, "commit", "-qm", "user: initial")
+    Path("src/m.py").write_text(EDITS)  # the user's work, never committed
+    return isolated
+
+
+def run_yes(llm, *commands: str, task: str = "do it") -> subprocess.CompletedProcess:
+    """`amas --yes TASK` whose scripted model runs each command with shell_command."""
+    for command in commands:
+        llm.queue(tool("shell_command", {"command": command}))
+    llm.queue(text("done"))
+    base = ["--model", "openai/fake", "--api-base", llm.url, "--yes", task]
+    return amas(*base, env={"OPENAI_API_KEY": "sk-x"})
+
+
+def reachable_blobs(repo: Path) -> set[str]:
+    """Every blob reachable from a ref, after `git gc --prune=now` dropped the rest."""
+    git(repo, "gc", "-q", "--prune=now")
+    listed = git(repo, "rev-list", "--objects", "--all").split()
+    return {o for o in listed if len(o) == 40 and git(repo, "cat-file", "-t", o).strip() == "blob"}
+
+
+def blob_of(data: str) -> str:
+    return subprocess.run(
+        ["git", "hash-object", "--stdin"], input=data, capture_output=True, text=True
+    ).stdout.strip()
+
+
+OVERWRITES = [
+    "cat > src/m.py <<'EOF'\nprint('the model wrote this')\nEOF",
+    "printf 'print(1)\\n' > other.py && cp other.py src/m.py",
+    "printf 'print(2)\\n' > moved.py && mv -f moved.py src/m.py",
+    "git checkout -- src/m.py",
+]
+
+
+@pytest.mark.parametrize("command", OVERWRITES)
+def test_a_command_over_uncommitted_edits_is_undone_exactly_after_gc(repo, llm, command):
+    head, staged = git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")
+    done = run_yes(llm, command)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert Path("src/m.py").read_text() != EDITS  # the command ran, unasked, under --yes
+    assert blob_of(EDITS) in reachable_blobs(repo)  # the edits are in git, whatever happens next
+    undone = amas("undo")  # a second session
+    assert undone.returncode == 0 and "Undid" in undone.stdout and "ran " in undone.stdout
+    assert Path("src/m.py").read_text() == EDITS
+    assert not Path("other.py").exists() and not Path("moved.py").exists()  # new files go
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == staged
+    after = Path("src/m.py").read_bytes()
+    redone = amas("redo")
+    assert redone.returncode == 0 and Path("src/m.py").read_bytes() != after
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == staged
+
+
+def test_what_a_command_creates_deletes_and_changes_comes_back(repo, llm):
+    Path("notes.txt").write_text("the user's untracked notes\n")
+    Path("debug.log").write_text("ignored by git\n")
+    command = "mkdir -p gen/deep && echo x > gen/deep/out.txt && echo gone > notes.txt"
+    llm.queue(tool("shell_command", {"command": command + " && rm src/m.py"}), text("done"))
+    base = ["--model", "openai/fake", "--api-base", llm.url, "--yolo", "go"]  # rm asks under --yes
+    assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
+    assert not Path("src/m.py").exists() and Path("gen/deep/out.txt").exists()
+    assert "Undid" in amas("undo").stdout
+    assert Path("src/m.py").read_text() == EDITS
+    assert Path("notes.txt").read_text() == "the user's untracked notes\n"
+    assert not Path("gen").exists()  # the new directories go too
+    assert Path("debug.log").read_text() == "ignored by git\n"  # never touched
+
+
+def test_a_file_the_user_changed_after_the_command_makes_undo_refuse(repo, llm):
+    run_yes(llm, "echo agent > src/m.py && echo new > made.txt")
+    Path("src/m.py").write_text("the user's fix after the command\n")
+    undone = amas("undo")
+    assert undone.returncode == 1
+    assert "src/m.py was changed after" in undone.stdout + undone.stderr
+    assert Path("src/m.py").read_text() == "the user's fix after the command\n"
+    assert Path("made.txt").read_text() == "new\n"  # nothing undone, not even the other file
+
+
+def test_a_command_that_changes_nothing_leaves_no_record(repo, llm):
+    run_yes(llm, "ls -la && git status")
+    assert "No checkpoints yet." in amas("checkpoint").stdout
+
+
+def test_checkpoint_lists_the_command_and_undo_mixes_with_file_checkpoints(repo, llm):
+    llm.queue(tool("write_file", {"path": "a.py", "content": "a = 1\n"}))
+    run_yes(llm, "echo b > b.txt")
+    listed = amas("checkpoint").stdout
+    assert "ran echo b > b.txt" in listed and "[amas] wrote a.py" in listed
+    assert listed.index("ran echo b") < listed.index("wrote a.py")  # newest first
+    assert "ran echo b" in amas("undo").stdout and not Path("b.txt").exists()
+    assert "a.py" in amas("undo").stdout and not Path("a.py").exists()
+    assert Path("src/m.py").read_text() == EDITS
+    assert amas("redo", "2").returncode == 0
+    assert Path("a.py").read_text() == "a = 1\n" and Path("b.txt").read_text() == "b\n"
+
+
+def test_a_big_untracked_file_is_not_copied_into_git(repo, llm):
+    with open("dump.bin", "wb") as dump:
+        dump.truncate(60_000_000)  # 60 MB of zeros: git would store them compressed, count the blob
+    run_yes(llm, "echo small > small.txt")
+    objects = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectsize)")
+    assert max(int(size) for size in objects.split()) < 1_000_000
+    assert "ran echo small" in amas("checkpoint").stdout
+
+
+def test_when_no_snapshot_can_be_taken_the_command_asks_even_under_yes(repo, llm):
+    Checkpoint(".").snapshot()  # makes .git/amas/
+    Path(".git/amas/index.lock").write_text("")  # another amas is taking one
+    done = run_yes(llm, "echo x > src/m.py")
+    assert "No snapshot, so no /undo, for this command" in done.stdout + done.stderr
+    assert "→ no (no terminal to ask" in done.stdout + done.stderr
+    assert Path("src/m.py").read_text() == EDITS
+
+
+def test_the_snapshot_leaves_the_users_index_and_files_untouched(repo):
+    Path("staged.py").write_text("staged\n")
+    git(repo, "add", "staged.py")
+    Path("staged.py").write_text("staged, then edited\n")
+    index = Path(".git/index").read_bytes()
+    status = git(repo, "status", "--porcelain")
+    snapshot = Checkpoint(".").snapshot()
+    assert Path(".git/index").read_bytes() == index and git(repo, "status", "--porcelain") == status
+    assert git(repo, "show", f"{snapshot}:staged.py") == "staged, then edited\n"
+    assert git(repo, "show", f"{snapshot}:src/m.py") == EDITS
+
+
+def test_outside_git_commands_run_as_before(isolated, llm):
+    done = run_yes(llm, "echo x > out.txt")
+    assert done.returncode == 0 and Path("out.txt").read_text() == "x\n"
+    assert "No snapshot" not in done.stdout + done.stderr
+
+
+def test_the_undo_stack_is_capped(repo, monkeypatch):
+    monkeypatch.setattr("amas_code.checkpoint.MAX_RECORDS", 3)
+    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
+    for n in range(5):
+        tools.run("shell_command", {"command": f"echo {n} > n.txt"})
+    assert [m for _, _, m in Checkpoint(".").history()] == [f"ran echo {n} > n.txt" for n in (4, 3, 2)]
+
+
+# The rest of #37: nothing leaked, nothing turned off by a typo ---------------------------------
+
+
+@pytest.mark.parametrize("setting", ['auto_accept: "no"', 'yolo: "false"', "checkpoint_on_edit: 0"])
+def test_a_boolean_given_as_a_string_stops_amas_at_the_start(isolated, setting):
+    (Path(os.environ["AMAS_HOME"]) / "config.yaml").write_text(setting + "\n")
+    done = amas("checkpoint")
+    assert done.returncode == 1
+    key = setting.split(":")[0]
+    assert f"Setting {key}: expected bool, got" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_the_input_history_is_created_readable_by_its_owner_only(isolated):
+    from amas_code import ui
+
+    history = Path(os.environ["HOME"]) / ".amas_history"
+    ui._comforts(["/help"], history)
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+
+
+def test_a_command_cut_short_by_ctrl_c_is_still_recorded_and_undone(repo, llm, config):
+    from conftest import interrupt_when
+
+    from amas_code.agent import Agent
+
+    command = "echo agent > src/m.py; touch started; sleep 20"
+    llm.queue(tool("shell_command", {"command": command}), text("next"))
+    agent = Agent({**config, "auto_accept": True})
+    interrupt_when("started")
+    assert agent.turn("run it") == 130
+    assert Path("src/m.py").read_text() == "agent\n"
+    assert agent.command("/undo") == 0
+    assert Path("src/m.py").read_text() == EDITS and not Path("started").exists()
+
+
+def test_a_nested_repository_with_no_commit_does_not_stop_the_snapshots(repo, llm):
+    done = run_yes(llm, "git init -q vendor/lib && echo x > vendor/lib/a.txt", "echo y > b.txt")
+    assert "No snapshot" not in done.stdout + done.stderr
+    assert Path("b.txt").read_text() == "y\n"
+    assert "ran echo y > b.txt" in amas("checkpoint").stdout
