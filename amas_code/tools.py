@@ -242,7 +242,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
-    STATE["done"].append(f"ran {command}")
+    STATE["done"].append("ran " + command.partition("\n")[0])  # its first line
     try:
         status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:
@@ -251,7 +251,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         if before:
-            STATE["checkpoint"].record(before, f"ran {command}")
+            STATE["checkpoint"].record(before, "ran " + command.partition("\n")[0])
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
 

@@ -205,3 +205,9 @@ def test_a_nested_repository_with_no_commit_does_not_stop_the_snapshots(repo, ll
     assert "No snapshot" not in done.stdout + done.stderr
     assert Path("b.txt").read_text() == "y\n"
     assert "ran echo y > b.txt" in amas("checkpoint").stdout
+
+
+def test_a_multi_line_command_is_listed_by_its_first_line(repo, llm):
+    run_yes(llm, "cat > src/m.py <<'EOF'\nprint('x')\nEOF")
+    listed = amas("checkpoint").stdout
+    assert "ran cat > src/m.py <<'EOF'" in listed and "print('x')" not in listed
