@@ -143,7 +143,9 @@ def test_git_checkout_of_named_files_runs_the_whole_tree_or_another_repository_a
     assert not tools.destructive("git checkout -- src/app.py")
     assert not tools.destructive("git checkout HEAD -- src")
     assert tools.destructive("git -C . checkout HEAD -- src")
-    assert tools.destructive("git checkout -- .") and tools.destructive("git checkout HEAD src/*.py")
+    assert tools.destructive("git checkout -- .") and tools.destructive(
+        "git checkout HEAD src/*.py"
+    )
     assert not tools.destructive("git checkout -b src")  # a new branch named like a directory
     assert not tools.destructive("git -C sub checkout -B src origin/src")
 
@@ -260,10 +262,9 @@ def test_commands_run_with_bash_which_the_judge_reads(llm):
 DATA = Path(tools.__file__).parent
 
 
-@pytest.mark.parametrize("name", ["destructive.yaml", "languages.yaml"])
-def test_no_line_of_the_judge_s_data_is_over_160_characters(name):
-    # formats.yaml (the written-call reader) is left to its own change.
-    long = [line for line in (DATA / name).read_text().splitlines() if len(line) > 160]
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.yaml")), ids=lambda path: path.name)
+def test_no_line_of_any_data_file_is_over_160_characters(path):
+    long = [line for line in path.read_text().splitlines() if len(line) > 160]
     assert long == []
 
 
@@ -334,3 +335,22 @@ def test_every_entry_of_the_judge_s_data_is_guarded_by_a_case(data):
             same = False  # the data no longer loads: that fails every test
         unguarded += [name] if same else []
     assert unguarded == [], "\n".join(unguarded)
+
+
+@pytest.mark.xfail(strict=True, reason="the bash query repeats node shapes and regexes (PLAN.md)")
+def test_no_80_character_stretch_of_the_knowledge_tables_is_kept_in_two_places():
+    """#36: nothing kept twice in what the judge and the reader know (blanks squeezed): every data
+    file but languages.yaml, of which the judge's `bash` query. The map's queries for `amas init`
+    repeat their node shapes (tree-sitter queries cannot share a pattern) and are left out."""
+    tables = {p.name: p.read_text() for p in DATA.glob("*.yaml") if p.name != "languages.yaml"}
+    tables["languages.yaml:bash"] = yaml.safe_load((DATA / "languages.yaml").read_text())["bash"][
+        "query"
+    ]
+    first, repeats = {}, []
+    for name, text in sorted(tables.items()):
+        text = " ".join(text.split())
+        for start in range(max(len(text) - 79, 0)):
+            where = first.setdefault(text[start : start + 80], (name, start))
+            if where[0] != name or start - where[1] >= 80:
+                repeats.append(f"{name}:{start} repeats {where}: {text[start : start + 80]!r}")
+    assert repeats == []
