@@ -337,7 +337,6 @@ def test_every_entry_of_the_judge_s_data_is_guarded_by_a_case(data):
     assert unguarded == [], "\n".join(unguarded)
 
 
-@pytest.mark.xfail(strict=True, reason="the bash query repeats node shapes and regexes (PLAN.md)")
 def test_no_80_character_stretch_of_the_knowledge_tables_is_kept_in_two_places():
     """#36: nothing kept twice in what the judge and the reader know (blanks squeezed): every data
     file but languages.yaml, of which the judge's `bash` query. The map's queries for `amas init`
