@@ -196,6 +196,7 @@ def bench_checkpoint(cwd: str) -> list[tuple]:
         subprocess.run(["git", *args], cwd=repo, check=True)
     os.chdir(repo)
     tools.STATE["checkpoint"] = Checkpoint(".")
+    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}  # a write, not a "no"
     counter = iter(range(10**6))
     save = timed(lambda: tools.write_file("src/f1.py", f"x = {next(counter)}\n"), runs=RUNS * 2)
     rows = [("checkpointed write, 10 000-file repo", (save, None), "", None)]
@@ -204,7 +205,6 @@ def bench_checkpoint(cwd: str) -> list[tuple]:
     shutil.rmtree(".git/amas", ignore_errors=True)
     first = timed(lambda: Checkpoint(".").snapshot(), runs=1)
     again = timed(Checkpoint(".").snapshot, runs=RUNS * 2)
-    tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     shell = lambda: tools.shell_command("echo changed >> src/f2.py")  # noqa: E731
     ran = timed(shell, runs=RUNS * 2)
     tools.STATE["checkpoint"] = None  # the same tool with no snapshot: checkpoints off
