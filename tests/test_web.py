@@ -130,7 +130,7 @@ def test_the_repl_prompt_still_works_once_the_browser_runs(site, config, capsys)
     tools.run("browser_navigate", {"url": f"{site}/form.html"})  # playwright keeps an event loop
     with terminal("/help", "/quit"):
         Agent(config).repl()
-    assert "/undo" in capsys.readouterr().out
+    assert "/undo" in capsys.readouterr().err
 
 
 def test_a_task_without_the_browser_never_imports_playwright(llm, isolated):
