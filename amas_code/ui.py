@@ -10,7 +10,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-console = Console(highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True, stderr=True)  # all but the answer: stderr
+out = Console(highlight=False, soft_wrap=True)  # the answer alone: `amas "x" > file` gets it
 INTERACTIVE = sys.stdin.isatty() and sys.stdout.isatty()
 # C0 but \t and \n, DEL, C1, the bidi marks, overrides and isolates, and lone surrogates (a
 # non-UTF-8 byte in a file name).
@@ -44,13 +45,12 @@ def answer():
     from rich.spinner import Spinner
 
     spinner, _pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
-    terminal = INTERACTIVE and console.is_terminal
     live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
     try:
-        with live if terminal else nullcontext():
+        with live if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
             yield
     finally:
-        _show_answer("".join(_pieces), rendered=terminal)
+        _show_answer("".join(_pieces), rendered=INTERACTIVE and out.is_terminal)  # on stdout
 
 
 def _tail() -> Text | None:
@@ -69,9 +69,9 @@ def _show_answer(text: str, rendered: bool) -> None:
     thought, end, reply = text.rpartition("</think>")
     if rendered and text.strip():
         reasoning = [Text(safe(thought + end))] if end else []
-        console.print(*reasoning, Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
+        out.print(*reasoning, Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
     elif text:
-        console.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
+        out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 
 
 def show_diff(old: str, new: str, filename: str) -> None:

@@ -23,8 +23,8 @@ def test_one_shot_creates_a_file(llm, config, capsys):
     )
     assert Agent({**config, "auto_accept": True}).turn("create hello.py") == 0
     assert Path("hello.py").read_text() == "print('hello')\n"
-    out = capsys.readouterr().out
-    assert "+print('hello')" in out and "Done." in out
+    shown = capsys.readouterr()
+    assert "+print('hello')" in shown.err and shown.out == "Done.\n"
     assert len(llm.requests) == 2 and llm.requests[0]["body"]["stream"] is True
 
 
@@ -36,7 +36,7 @@ def test_edit_shows_diff_and_applies_when_accepted(llm, config, capsys):
     with terminal("y"):
         Agent(config).turn("change y")
     assert Path("app.py").read_text() == "x = 1\ny = 3\n"
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "-y = 2" in out and "+y = 3" in out
     assert "Edited app.py" in tool_results(llm.requests[1])["call_1"]
 
@@ -57,7 +57,7 @@ def test_no_terminal_means_no_without_yes(llm, config, capsys):
     llm.queue(tool("write_file", {"path": "x.txt", "content": "data"}), text("ok"))
     Agent(config).turn("write x")
     assert not Path("x.txt").exists()
-    assert "--yes allows edits" in capsys.readouterr().out
+    assert "--yes allows edits" in capsys.readouterr().err
 
 
 def test_missing_file_error_goes_back_to_the_model_and_loop_continues(llm, config):
@@ -98,8 +98,9 @@ def test_bad_api_key_is_one_friendly_line(llm, config, capsys):
         (401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
     )
     assert Agent(config).turn("hi") == 2  # a key problem, as when no key is set
-    out = capsys.readouterr().out
-    assert "AuthenticationError" in out and "Incorrect API key" in out
+    shown = capsys.readouterr()
+    out = shown.err
+    assert "AuthenticationError" in out and "Incorrect API key" in out and shown.out == ""
     assert "~/.config/amas/config.yaml" in out
     assert "sk-test-secret" not in out and "Traceback" not in out
 
@@ -112,8 +113,8 @@ def test_repl_survives_server_errors_and_quits(llm, config, capsys):
     )
     with terminal("hello", "again", "/quit"):
         Agent(config).repl()
-    out = capsys.readouterr().out
-    assert "boom" in out and "second try works" in out
+    shown = capsys.readouterr()
+    assert "boom" in shown.err and "second try works" in shown.out
 
 
 def test_ctrl_c_at_the_repl_prompt_gives_a_new_prompt_and_ctrl_d_ends_it(config, monkeypatch):
@@ -136,7 +137,7 @@ def test_repl_help_lists_every_command_and_ctrl_d_exits(llm, config, capsys):
     agent = Agent(config)
     with terminal("/help", "/nosuch"):
         agent.repl()  # the pipe ends after the two lines: that is Ctrl-D
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     for name in (n[4:] for n in dir(agent) if n.startswith("cmd_")):
         assert f"/{name}" in out
     assert "Unknown command /nosuch" in out
@@ -158,8 +159,8 @@ def test_cli_one_shot_exit_code_and_no_key_message(tmp_path, llm):
     assert done.returncode == 0, done.stdout + done.stderr
     missing = amas("hi", env={"GEMINI_API_KEY": None, "GOOGLE_API_KEY": None})
     assert missing.returncode == 2
-    assert "GEMINI_API_KEY" in missing.stdout and "Traceback" not in missing.stdout + missing.stderr
-    assert "api_key: in ~/.config/amas/config.yaml" in missing.stdout
+    assert "GEMINI_API_KEY" in missing.stderr and "Traceback" not in missing.stdout + missing.stderr
+    assert "api_key: in ~/.config/amas/config.yaml" in missing.stderr and missing.stdout == ""
 
 
 def test_cli_unreachable_server_fails_with_one_line(tmp_path):
@@ -172,8 +173,8 @@ def test_cli_unreachable_server_fails_with_one_line(tmp_path):
         env={"OPENAI_API_KEY": "k"},
     )
     assert done.returncode == 1
-    assert "Connection error" in done.stdout and len(done.stdout.strip().splitlines()) == 1
-    assert "Traceback" not in done.stdout + done.stderr
+    assert "Connection error" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stdout + done.stderr and done.stdout == ""
 
 
 def test_cli_version_help_and_bad_config(tmp_path):

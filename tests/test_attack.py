@@ -36,16 +36,17 @@ def test_control_sequences_in_model_text_files_and_commands_are_shown_not_obeyed
     done = cli(llm, "--yes", "go")
     assert done.returncode == 0, done.stderr
     for raw in ("\x1b[2K", "\x1b]52", "\x07", "\u202e"):
-        assert raw not in done.stdout
-    assert "\\x1b[2K\\x1b[1A" in done.stdout and "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
-    assert "\\u202e" in done.stdout and "echo ok \\x1b[2K\\x1b[1A; echo second" in done.stdout
+        assert raw not in done.stdout and raw not in done.stderr
+    assert "Done\\x1b[2K\\x1b[1A" in done.stdout and "\\x1b]52;c;ZXZpbA==\\x07" in done.stdout
+    assert "\\u202e" in done.stdout and "echo ok \\x1b[2K\\x1b[1A; echo second" in done.stderr
+    assert "+new\\x1b[2K\\x1b[1A" in done.stderr  # the diff
 
 
 def test_a_line_break_changed_into_a_form_feed_shows_in_the_diff(isolated, capsys):
     Path("m.py").write_text("x = 1\ny = 2\n")
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     tools.run("write_file", {"path": "m.py", "content": "x = 1\fy = 2\n"})
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "(no changes)" not in out and "+x = 1\\x0cy = 2" in out
 
 
@@ -161,7 +162,7 @@ def test_a_gitignored_write_says_so_before_asking(repo, capsys):
     Path(".gitignore").write_text("*.log\n")
     tools.run("write_file", {"path": "x.log", "content": "log\n"})
     assert (
-        "No checkpoint, so no /undo, for this change: git ignores x.log" in capsys.readouterr().out
+        "No checkpoint, so no /undo, for this change: git ignores x.log" in capsys.readouterr().err
     )
 
 
@@ -186,7 +187,7 @@ def test_a_model_that_goes_silent_is_given_up_on(llm, config, capsys):
     started = time.monotonic()
     assert Agent({**config, "timeout": 1}).turn("hi") == 1
     assert time.monotonic() - started < 7  # the server stays silent for 8 s
-    assert "timed out" in capsys.readouterr().out
+    assert "timed out" in capsys.readouterr().err
 
 
 def test_a_closed_terminal_ends_the_running_command_and_its_children(llm, isolated):
@@ -217,8 +218,8 @@ def test_an_error_mid_answer_starts_on_its_own_line(llm, config, capsys):
 
     llm.queue(Stall(text("Thinking about it", pieces=3)), text("late"))
     Agent({**config, "timeout": 1}).turn("hi")
-    out = capsys.readouterr().out
-    assert "\n✗ " in out and "Think✗" not in out
+    shown = capsys.readouterr()  # on a terminal the two interleave: the answer's line is ended
+    assert shown.out == "Think\n" and shown.err.splitlines()[-1].startswith("✗ ")
 
 
 def test_a_reply_with_no_answer_ends_the_turn_without_asking_again(llm, config):

@@ -139,8 +139,8 @@ def test_no_repository_means_no_checkpoints_and_no_crash(isolated, llm, config, 
     agent = Agent({**config, "auto_accept": True})
     assert agent.turn("write") == 0 and Path("f.txt").read_text() == "hi\n"
     assert agent.command("/undo") == 1
-    out = capsys.readouterr().out
-    assert out.count("git init") == 1  # the answer to /undo; otherwise silent, as the spec says
+    shown = capsys.readouterr()  # the answer to /undo; otherwise silent, as the spec says
+    assert shown.err.count("git init") == 1 and shown.out == "done\n"
 
 
 def test_merge_commit_on_top_is_refused(repo):
@@ -159,14 +159,14 @@ def test_undo_survives_a_restart_and_the_repl_commands(repo, llm, config, capsys
     agent_write("A", "A by agent\n")
     agent = Agent(config)  # a new session: state comes from .git/amas
     agent.command("/checkpoint")
-    assert "[amas] wrote A" in capsys.readouterr().out
+    assert "[amas] wrote A" in capsys.readouterr().err
     assert agent.command("/undo") == 0 and Path("A").read_text() == "A committed\n"
     assert agent.command("/redo") == 0 and Path("A").read_text() == "A by agent\n"
     agent_write("B", "B by agent\n")
     assert agent.command("/undo 2") == 0 and agent.command("/redo") == 0
     assert Path("A").read_text() == "A by agent\n" and Path("B").read_text() == "B by agent\n"
-    assert agent.command("/undo x") == 1 and "Expected a number" in capsys.readouterr().out
-    assert agent.command("/undo 0") == 1 and "not '0'" in capsys.readouterr().out
+    assert agent.command("/undo x") == 1 and "Expected a number" in capsys.readouterr().err
+    assert agent.command("/undo 0") == 1 and "not '0'" in capsys.readouterr().err
 
 
 def test_first_commit_in_an_empty_repository(isolated):

@@ -73,7 +73,7 @@ def test_yes_no_longer_runs_commands_that_destroy_uncommitted_or_untracked_work(
         "git stash clear",
     ]
     done = one_shot(llm, *[("shell_command", {"command": c}) for c in commands])
-    assert done.stdout.count("This command can destroy data. Run it? → no") == len(commands)
+    assert done.stderr.count("This command can destroy data. Run it? → no") == len(commands)
     assert Path("a.txt").read_text() == "uncommitted edit\n" and Path("u.txt").exists()
     assert "feat" in git(repo, "branch")
     sent = llm.requests[-1]["body"]["messages"]
@@ -288,7 +288,7 @@ def test_an_edit_during_a_merge_makes_no_checkpoint_and_undo_cannot_lose_the_mer
     as_agent(repo)
     result = tools.run("write_file", {"path": "a.txt", "content": "OURS and THEIRS\n"})
     warned = "No checkpoint, so no /undo, for this change: .git/MERGE_HEAD exists"
-    assert result.startswith("Wrote a.txt") and warned in capsys.readouterr().out
+    assert result.startswith("Wrote a.txt") and warned in capsys.readouterr().err
     with pytest.raises(Refused, match="MERGE_HEAD"):
         Checkpoint(".").undo()
     git(repo, "add", "a.txt")
@@ -319,7 +319,7 @@ def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo, capsys):
     as_agent(repo)
     assert tools.run("write_file", {"path": "a.txt", "content": "both\n"}).startswith("Wrote")
     assert (
-        "No checkpoint, so no /undo, for this change: .git/rebase-merge" in capsys.readouterr().out
+        "No checkpoint, so no /undo, for this change: .git/rebase-merge" in capsys.readouterr().err
     )
     git(repo, "add", "a.txt")
     subprocess.run(
@@ -341,7 +341,9 @@ def test_undo_with_an_index_lock_changes_nothing_and_names_the_lock(repo):
     Path(".git/index.lock").write_text("")
     done = amas("undo")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stdout.count("\n") == 1 and ".git/index.lock exists" in done.stdout
+    assert done.stderr.count("\n") == 1 and ".git/index.lock exists" in done.stderr
+    assert done.stdout == ""
+
     assert Path("a.txt").read_text() == "agent\n"
     Path(".git/index.lock").unlink()
     assert (git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")) == (head, index)

@@ -54,7 +54,7 @@ def test_a_planted_history_symlink_is_never_written_through(
     llm.queue(text("hello"))
     assert Agent(config).turn("hi") == 0
     assert rc.read_text() == "# the user's shell rc\n"
-    assert "History not saved" in capsys.readouterr().out
+    assert "History not saved" in capsys.readouterr().err
     HISTORY.unlink()
     assert Path(".amas/.gitignore").read_text() == "*\n"  # written beside the planted link
     Path(".amas/.gitignore").unlink()
@@ -62,4 +62,4 @@ def test_a_planted_history_symlink_is_never_written_through(
     Path(".amas").symlink_to(tmp_path)  # the folder itself leads outside
     llm.queue(text("hello"))
     assert Agent(config).turn("hi") == 0
-    assert not (tmp_path / "history.jsonl").exists() and "leads outside" in capsys.readouterr().out
+    assert not (tmp_path / "history.jsonl").exists() and "leads outside" in capsys.readouterr().err

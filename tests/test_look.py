@@ -101,15 +101,14 @@ def test_in_a_terminal_the_rendered_answer_wraps_at_words_not_at_the_edge(monkey
 
     from rich.console import Console
 
-    screen = io.StringIO()
-    monkeypatch.setattr(
-        ui, "console", Console(file=screen, width=30, force_terminal=True, soft_wrap=True)
-    )
+    screen, live = io.StringIO(), io.StringIO()  # stdout, where the answer goes; stderr
+    monkeypatch.setattr(ui, "out", Console(file=screen, width=30, force_terminal=True))
+    monkeypatch.setattr(ui, "console", Console(file=live, width=30, force_terminal=True))
     monkeypatch.setattr(ui, "INTERACTIVE", True)
     with ui.answer():
         ui.stream("alpha beta gamma delta epsilon zeta eta theta iota kappa")
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue()).splitlines()
-    assert [line.strip() for line in shown[-2:]] == [
+    assert [line.strip() for line in shown] == [
         "alpha beta gamma delta epsilon",
         "zeta eta theta iota kappa",
     ]
@@ -121,17 +120,50 @@ def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isola
     assert "The fix is **done**; see [the docs](https://docs.example/fix)." in done.stdout
 
 
+# stdout holds the answer, nothing else (#38 item 1): `amas "summarize the API" > api.md` ---------
+
+
+def test_through_a_pipe_stdout_holds_the_answer_alone_and_stderr_everything_else(llm, isolated):
+    git_init(isolated)
+    calls = [tool("write_file", {"path": "a.py", "content": "x = 1\n"}, "a")]
+    calls += [tool("shell_command", {"command": "echo hi"}, "b")]
+    done = one_shot(llm, *calls, text("## API\n\nTwo calls: `get` and `put`."))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "## API\n\nTwo calls: `get` and `put`.\n"  # the answer, plain, alone
+    assert "│ write_file" in done.stderr and "+x = 1" in done.stderr  # the panel and the diff
+    assert "│ shell_command" in done.stderr and "  ⎿ hi\n" in done.stderr  # a result
+    assert done.stderr.splitlines()[-1] == "wrote a.py · ran echo hi"  # the summary
+
+
+def test_a_provider_error_or_no_key_is_one_line_on_stderr_and_nothing_on_stdout(llm, isolated):
+    bad_key = {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}
+    done = one_shot(llm, (401, bad_key), flags=())
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and "Incorrect API key" in done.stderr
+    done = amas("--model", "openai/x", "hi", env={"OPENAI_API_KEY": None})
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1 and "OPENAI_API_KEY" in done.stderr
+
+
+def test_a_declined_question_is_on_stderr(llm, isolated):
+    calls = [tool("write_file", {"path": "a.py", "content": "x = 1\n"}), text("Not written.")]
+    done = one_shot(llm, *calls, flags=())
+    assert done.stdout == "Not written.\n" and not Path("a.py").exists()
+    assert "⚠ Apply this change to a.py? → no (no terminal to ask" in done.stderr, done.stderr
+
+
 def test_a_tool_call_shows_in_a_panel_and_a_command_shows_its_last_lines(llm, isolated):
+
     lines = "; ".join(f"echo line {i}" for i in range(1, 10)) + "; echo '2 passed'"
     done = one_shot(llm, tool("shell_command", {"command": lines}), text("ok"))
-    assert "╭" in done.stdout and "│ shell_command" in done.stdout
-    assert "line 9\n" in done.stdout and "2 passed" in done.stdout and "line 2\n" not in done.stdout
-    assert "[exit code 0] (+5 lines)" in done.stdout
+    assert "╭" in done.stderr and "│ shell_command" in done.stderr and done.stdout == "ok\n"
+    assert "line 9\n" in done.stderr and "2 passed" in done.stderr and "line 2\n" not in done.stderr
+    assert "[exit code 0] (+5 lines)" in done.stderr
 
 
 def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
     ui.show_tool_call("[bold red]x[/] \x1b[2J", '{"a": "[link=http://evil]"}')
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "[bold red]x[/]" in out and "\\x1b[2J" in out and "\x1b[2J" not in out
 
 
@@ -143,14 +175,16 @@ def test_the_summary_lists_what_was_written_and_run(llm, isolated):
     replies = [tool("write_file", {"path": "app.py", "content": "x = 1\n"}, "a")]
     replies += [tool("shell_command", {"command": "echo hi"}, "b"), text("Done.")]
     done = one_shot(llm, *replies)
-    summary = done.stdout.split("Done.")[-1]
-    assert summary.strip() == "wrote app.py · ran echo hi"
+    assert done.stdout == "Done.\n"  # the answer alone; the summary is stderr's last line
+    assert done.stderr.splitlines()[-1] == "wrote app.py · ran echo hi"
 
 
 def test_a_declined_command_is_not_in_the_summary_and_an_empty_summary_shows_nothing(llm, isolated):
     replies = [tool("shell_command", {"command": "rm -rf x"}), text("Declined, fine.")]
     done = one_shot(llm, *replies)
-    assert done.stdout.split("Declined, fine.")[-1] == "\n"  # the answer's own line end, no more
+    assert done.stdout == "Declined, fine.\n"  # the answer's own line end, no more
+    last = done.stderr.splitlines()[-1]
+    assert last == "  ⎿ The user declined to run this command."  # its result; no summary after
 
 
 def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
@@ -158,7 +192,7 @@ def test_an_interrupted_turn_shows_no_summary(llm, config, capsys, isolated):
     agent = Agent({**config, "auto_accept": True})
     interrupt_when("started")
     assert agent.turn("wait") == 130
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "Interrupted" in out and "ran touch" not in out
 
 
@@ -183,7 +217,7 @@ def test_compact_right_after_two_attaches_summarizes_them(llm, config, isolated,
     agent.command("/attach b.md")
     llm.queue(text("The user attached two files of notes."))
     assert agent.command("/compact") == 0  # no turn has run yet: nothing of a turn's is assumed
-    assert "Compacted 1 messages into a summary." in capsys.readouterr().out  # the latest stays
+    assert "Compacted 1 messages into a summary." in capsys.readouterr().err  # the latest stays
     assert "The user attached two files of notes." in str(agent.messages)
     assert "first notes" not in str(agent.messages) and "second notes" in str(agent.messages)
 
@@ -197,7 +231,8 @@ def test_attach_follows_read_files_rules(llm, config, isolated, tmp_path, capsys
     agent.command("/attach missing.txt")
     agent.command("/attach big.txt")
     agent.command("/attach .env")
-    out, sent = capsys.readouterr().out, str(agent.messages)
+    out, sent = capsys.readouterr().err, str(agent.messages)
+
     assert "outside the project" in out and "No such file" in out and "private" not in sent
     assert "[truncated: showing the first" in sent
     assert "sk-test-secret" not in sent and "OPENAI_API_KEY=***" in sent

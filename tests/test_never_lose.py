@@ -78,7 +78,7 @@ def test_a_project_config_cannot_turn_checkpoints_off(repo, llm):
     assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
     assert agent_commits(repo) == ["[amas] wrote app.py"]
     undone = amas("undo")
-    assert undone.returncode == 0 and "Undid" in undone.stdout
+    assert undone.returncode == 0 and "Undid" in undone.stderr
     assert Path("app.py").read_text() == "print('committed')\n"
 
 
@@ -118,7 +118,7 @@ def test_a_gitignored_write_is_warned_and_asked_under_yes(repo, capsys):
     Path(".env").write_text("SECRET=mine\n")
     as_agent()
     result = tools.run("write_file", {"path": ".env", "content": "SECRET=agent\n"})
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "No checkpoint, so no /undo, for this change: git ignores .env" in out
     assert "declined" in result and Path(".env").read_text() == "SECRET=mine\n"
 
@@ -129,7 +129,7 @@ def test_a_write_inside_a_submodule_is_warned_asked_and_never_undone_by_the_oute
     as_agent()
     tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})  # a checkpoint
     result = tools.run("write_file", {"path": "sub/lib.py", "content": "agent\n"})
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "No checkpoint, so no /undo, for this change: sub is a repository of its own" in out
     assert "declined" in result and (submodule / "lib.py").read_text() == "upstream\n"
     assert agent_commits(repo) == ["[amas] wrote app.py"]
@@ -140,7 +140,7 @@ def test_a_write_inside_a_nested_repository_is_asked_and_never_added_to_the_oute
 ):
     as_agent()
     result = tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"})
-    assert "vendor/lib is a repository of its own" in capsys.readouterr().out
+    assert "vendor/lib is a repository of its own" in capsys.readouterr().err
     assert "declined" in result and (nested / "lib.py").read_text() == "vendored\n"
     as_agent(yolo=True)  # --yolo still writes, and the outer repository never takes the file
     assert tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"}).startswith(
@@ -156,7 +156,8 @@ def test_under_yes_through_the_cli_an_ignored_file_is_refused_with_no_terminal(r
     llm.queue(tool("write_file", {"path": ".env", "content": "SECRET=agent\n"}), text("ok"))
     base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "edit"]
     done = amas(*base, env={"OPENAI_API_KEY": "sk-x"})
-    assert "git ignores .env" in done.stdout and "no terminal to ask" in done.stdout
+    assert "git ignores .env" in done.stderr and "no terminal to ask" in done.stderr
+    assert done.stdout == "ok\n"
     assert Path(".env").read_text() == "SECRET=mine\n"
 
 
@@ -249,7 +250,7 @@ def test_after_a_stash_pop_conflict_a_write_makes_no_checkpoint_and_says_so(repo
     stash_pop_conflict(repo)
     as_agent()
     assert "Wrote" in tools.run("write_file", {"path": "notes.md", "content": "x\n"})
-    assert "the index has conflicts" in capsys.readouterr().out and agent_commits(repo) == []
+    assert "the index has conflicts" in capsys.readouterr().err and agent_commits(repo) == []
     assert "app.py" in git(repo, "ls-files", "-u")  # the conflict is still the user's to resolve
 
 
@@ -259,7 +260,7 @@ def test_after_a_stash_pop_conflict_undo_refuses_and_changes_nothing(repo):
     stash_pop_conflict(repo)
     status = git(repo, "status", "--porcelain")
     done = amas("undo", cwd=repo)
-    assert done.returncode != 0 and "the index has conflicts" in done.stdout + done.stderr
+    assert done.returncode != 0 and "the index has conflicts" in done.stderr
     assert git(repo, "status", "--porcelain") == status and Path("notes.md").read_text() == "x\n"
 
 
@@ -319,7 +320,7 @@ def test_a_setting_of_the_wrong_type_is_one_line_naming_it(isolated, llm, settin
 def test_in_a_bare_repository_checkpoints_are_off_in_one_line(isolated, llm):
     git(isolated, "init", "-q", "--bare")
     done = amas("undo", cwd=isolated)
-    assert done.returncode == 1 and "Checkpoints are off" in done.stdout + done.stderr
+    assert done.returncode == 1 and "Checkpoints are off" in done.stderr
     llm.queue(text("Hello."))
     done = amas("--model", "openai/x", "--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "sk-x"})
-    assert done.returncode == 0 and "Hello." in done.stdout and "Traceback" not in done.stderr
+    assert done.returncode == 0 and done.stdout == "Hello.\n" and "Traceback" not in done.stderr

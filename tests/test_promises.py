@@ -97,14 +97,14 @@ def test_undo_and_redo_through_the_cli_with_a_remote_behind(remote, repo):
     write("a.txt", "a1\n")
     write("b.txt", "b1\n")
     undone = amas("undo", "2")
-    assert undone.returncode == 0 and "Undid" in undone.stdout, undone.stdout + undone.stderr
+    assert undone.returncode == 0 and "Undid" in undone.stderr, undone.stdout + undone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == (
         "a committed\n",
         "b committed\n",
     )
     assert git(repo, "log", "-1", "--format=%s") == "user: unpushed\n"
     redone = amas("redo")
-    assert redone.returncode == 0 and "Redid" in redone.stdout, redone.stdout + redone.stderr
+    assert redone.returncode == 0 and "Redid" in redone.stderr, redone.stdout + redone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == ("a1\n", "b1\n")
     assert agent_commits(repo) == ["[amas] wrote b.txt", "[amas] wrote a.txt"]
     assert git(repo, "status", "--porcelain") == ""
@@ -131,7 +131,7 @@ def test_checkpoints_work_when_amas_starts_in_a_subfolder(repo, monkeypatch):
     assert agent_commits(repo) == ["[amas] wrote mod.py"]
     assert git(repo, "show", "--name-only", "--format=", "HEAD") == "src/pkg/mod.py\n"
     done = amas("undo")
-    assert done.returncode == 0 and "src/pkg/mod.py" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and "src/pkg/mod.py" in done.stderr, done.stdout + done.stderr
     assert not Path("mod.py").exists() and agent_commits(repo) == []
 
 
@@ -459,7 +459,7 @@ def test_undo_and_redo_refuse_while_git_is_busy(repo, start, name):
     assert (head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")) == state
     assert Path("a.txt").read_text() == "a1\n"
     done = amas("undo")
-    assert done.returncode == 1 and f".git/{name} exists" in done.stdout
+    assert done.returncode == 1 and f".git/{name} exists" in done.stderr
     assert "Traceback" not in done.stderr and head(repo) == state[0]
 
 
@@ -472,7 +472,7 @@ def test_an_edit_while_git_is_busy_makes_no_checkpoint_and_says_so(repo, start, 
     result = write("a.txt", "a by agent during it\n")
     assert "Wrote a.txt" in result or "not applied" in result
     assert head(repo) == before and agent_commits(repo) == []
-    shown = capsys.readouterr().out
+    shown = capsys.readouterr().err
     assert "No checkpoint, so no /undo, for this change: .git/" in shown
 
 
@@ -512,10 +512,7 @@ def test_a_stale_branch_lock_makes_undo_refuse_in_one_line_and_change_nothing(re
     Path(".git/refs/heads/main.lock").write_text("")
     done = amas("undo", cwd=repo)
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert (
-        "git refused to move the branch" in done.stdout + done.stderr
-        and "main.lock" in done.stdout + done.stderr
-    )
+    assert "git refused to move the branch" in done.stderr and "main.lock" in done.stderr
     assert git(repo, "status", "--porcelain") == "" and Path("a.txt").read_text() == "a by agent\n"
 
 
@@ -585,9 +582,9 @@ def test_reading_outside_under_yes_asks_and_is_refused_without_a_terminal(
     as_agent()  # --yes
     result = tools.run("read_file", {"path": str(outside)})
     assert "outside text" not in result and "was not allowed" in result
-    assert "outside the project? → no" in capsys.readouterr().out
+    assert "outside the project? → no" in capsys.readouterr().err
     assert tools.run("read_file", {"path": "inside.txt"}) == "   1 | inside text"
-    assert "→ no" not in capsys.readouterr().out  # inside: no question
+    assert "→ no" not in capsys.readouterr().err  # inside: no question
 
 
 def test_reading_outside_is_allowed_when_the_user_says_yes(tmp_path, isolated, monkeypatch):

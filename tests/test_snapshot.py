@@ -67,7 +67,7 @@ def test_a_command_over_uncommitted_edits_is_undone_exactly_after_gc(repo, llm, 
     assert Path("src/m.py").read_text() != EDITS  # the command ran, unasked, under --yes
     assert blob_of(EDITS) in reachable_blobs(repo)  # the edits are in git, whatever happens next
     undone = amas("undo")  # a second session
-    assert undone.returncode == 0 and "Undid" in undone.stdout and "ran " in undone.stdout
+    assert undone.returncode == 0 and "Undid" in undone.stderr and "ran " in undone.stderr
     assert Path("src/m.py").read_text() == EDITS
     assert not Path("other.py").exists() and not Path("moved.py").exists()  # new files go
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == staged
@@ -85,7 +85,7 @@ def test_what_a_command_creates_deletes_and_changes_comes_back(repo, llm):
     base = ["--model", "openai/fake", "--api-base", llm.url, "--yolo", "go"]  # rm asks under --yes
     assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
     assert not Path("src/m.py").exists() and Path("gen/deep/out.txt").exists()
-    assert "Undid" in amas("undo").stdout
+    assert "Undid" in amas("undo").stderr
     assert Path("src/m.py").read_text() == EDITS
     assert Path("notes.txt").read_text() == "the user's untracked notes\n"
     assert not Path("gen").exists()  # the new directories go too
@@ -97,24 +97,24 @@ def test_a_file_the_user_changed_after_the_command_makes_undo_refuse(repo, llm):
     Path("src/m.py").write_text("the user's fix after the command\n")
     undone = amas("undo")
     assert undone.returncode == 1
-    assert "src/m.py was changed after" in undone.stdout + undone.stderr
+    assert "src/m.py was changed after" in undone.stderr
     assert Path("src/m.py").read_text() == "the user's fix after the command\n"
     assert Path("made.txt").read_text() == "new\n"  # nothing undone, not even the other file
 
 
 def test_a_command_that_changes_nothing_leaves_no_record(repo, llm):
     run_yes(llm, "ls -la && git status")
-    assert "No checkpoints yet." in amas("checkpoint").stdout
+    assert "No checkpoints yet." in amas("checkpoint").stderr
 
 
 def test_checkpoint_lists_the_command_and_undo_mixes_with_file_checkpoints(repo, llm):
     llm.queue(tool("write_file", {"path": "a.py", "content": "a = 1\n"}))
     run_yes(llm, "echo b > b.txt")
-    listed = amas("checkpoint").stdout
+    listed = amas("checkpoint").stderr
     assert "ran echo b > b.txt" in listed and "[amas] wrote a.py" in listed
     assert listed.index("ran echo b") < listed.index("wrote a.py")  # newest first
-    assert "ran echo b" in amas("undo").stdout and not Path("b.txt").exists()
-    assert "a.py" in amas("undo").stdout and not Path("a.py").exists()
+    assert "ran echo b" in amas("undo").stderr and not Path("b.txt").exists()
+    assert "a.py" in amas("undo").stderr and not Path("a.py").exists()
     assert Path("src/m.py").read_text() == EDITS
     assert amas("redo", "2").returncode == 0
     assert Path("a.py").read_text() == "a = 1\n" and Path("b.txt").read_text() == "b\n"
@@ -126,15 +126,15 @@ def test_a_big_untracked_file_is_not_copied_into_git(repo, llm):
     run_yes(llm, "echo small > small.txt")
     objects = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectsize)")
     assert max(int(size) for size in objects.split()) < 1_000_000
-    assert "ran echo small" in amas("checkpoint").stdout
+    assert "ran echo small" in amas("checkpoint").stderr
 
 
 def test_when_no_snapshot_can_be_taken_the_command_asks_even_under_yes(repo, llm):
     Checkpoint(".").snapshot()  # makes .git/amas/
     Path(".git/amas/index.lock").write_text("")  # another amas is taking one
     done = run_yes(llm, "echo x > src/m.py")
-    assert "No snapshot, so no /undo, for this command" in done.stdout + done.stderr
-    assert "→ no (no terminal to ask" in done.stdout + done.stderr
+    assert "No snapshot, so no /undo, for this command" in done.stderr
+    assert "→ no (no terminal to ask" in done.stderr
     assert Path("src/m.py").read_text() == EDITS
 
 
@@ -153,7 +153,7 @@ def test_the_snapshot_leaves_the_users_index_and_files_untouched(repo):
 def test_outside_git_commands_run_as_before(isolated, llm):
     done = run_yes(llm, "echo x > out.txt")
     assert done.returncode == 0 and Path("out.txt").read_text() == "x\n"
-    assert "No snapshot" not in done.stdout + done.stderr
+    assert "No snapshot" not in done.stderr
 
 
 def test_the_undo_stack_is_capped(repo, monkeypatch):
@@ -202,12 +202,12 @@ def test_a_command_cut_short_by_ctrl_c_is_still_recorded_and_undone(repo, llm, c
 
 def test_a_nested_repository_with_no_commit_does_not_stop_the_snapshots(repo, llm):
     done = run_yes(llm, "git init -q vendor/lib && echo x > vendor/lib/a.txt", "echo y > b.txt")
-    assert "No snapshot" not in done.stdout + done.stderr
+    assert "No snapshot" not in done.stderr
     assert Path("b.txt").read_text() == "y\n"
-    assert "ran echo y > b.txt" in amas("checkpoint").stdout
+    assert "ran echo y > b.txt" in amas("checkpoint").stderr
 
 
 def test_a_multi_line_command_is_listed_by_its_first_line(repo, llm):
     run_yes(llm, "cat > src/m.py <<'EOF'\nprint('x')\nEOF")
-    listed = amas("checkpoint").stdout
+    listed = amas("checkpoint").stderr
     assert "ran cat > src/m.py <<'EOF'" in listed and "print('x')" not in listed
