@@ -44,7 +44,8 @@ class Agent:
             while self.step():
                 continue
         except KeyboardInterrupt:
-            self.answer_pending("Interrupted by the user.")
+            if not self.answer_pending("Interrupted by the user."):  # cut off while it answered:
+                self.messages.append(message("assistant", "".join(ui.pieces) + "\n[cut off]"))
             ui.warning("Interrupted; the conversation so far is kept.")
             return 130
         except providers.ProviderError as e:
@@ -122,12 +123,14 @@ class Agent:
             ui.warning(f"History not saved: {e}")
         self.saved = len(self.messages)
 
-    def answer_pending(self, text: str) -> None:
-        """Give every tool call of the last assistant message a result, so the history stays valid."""
+    def answer_pending(self, text: str) -> list:
+        """Give every tool call of the last assistant message a result, so the history stays valid;
+        returns those calls (none: the interruption came while the model answered)."""
         last = max(i for i, m in enumerate(self.messages) if m["role"] != "tool")
         answered = len(self.messages) - last - 1  # results are appended in the calls' order
         pending = self.messages[last].get("tool_calls", [])[answered:]
         self.messages += [message("tool", text, tool_call_id=c["id"]) for c in pending]
+        return pending
 
     def repl(self) -> None:
         ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")

@@ -31,8 +31,8 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 show_command = partial(_say, "$", "bold magenta")
-_pieces = []  # the answer being streamed, as its pieces came
-stream = _pieces.append  # the model's callback for each piece
+pieces = []  # the answer being streamed, as its pieces came
+stream = pieces.append  # the model's callback for each piece
 
 
 @contextmanager
@@ -44,19 +44,19 @@ def answer():
     from rich.live import Live
     from rich.spinner import Spinner
 
-    spinner, _pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
+    spinner, pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
     live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
     try:
         with live if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
             yield
     finally:
-        _show_answer("".join(_pieces), rendered=INTERACTIVE and out.is_terminal)  # on stdout
+        _show_answer("".join(pieces), rendered=INTERACTIVE and out.is_terminal)  # on stdout
 
 
 def _tail() -> Text | None:
     """The last screenful of the answer so far, wrapped as the screen shows it. Only the last
     lines are wrapped: their rows are at least a screenful."""
-    lines = "".join(_pieces).splitlines()[-console.height :]
+    lines = "".join(pieces).splitlines()[-console.height :]
     rows = Text(safe("\n".join(lines))).wrap(console, console.width)[2 - console.height :]
     return Text("\n").join(rows) if lines else None
 

@@ -2,6 +2,9 @@
 
 import json
 import os
+import signal
+import threading
+import time
 from pathlib import Path
 
 from conftest import amas, interrupt_when, terminal
@@ -222,3 +225,28 @@ def test_request_carries_the_tools_and_api_base(llm, config):
     names = {t["function"]["name"] for t in body["tools"]}
     assert {"read_file", "write_file", "create_file", "edit_file", "shell_command"} <= names
     assert body["messages"][0]["role"] == "system" and json.dumps(body).count("Amas Code") >= 1
+
+
+def test_ctrl_c_while_an_answer_streams_keeps_what_was_shown_as_the_answer(llm, config):
+    """#38 item 2: the part of the answer the user saw stays in the conversation, marked as cut
+    off; the next request does not follow the last one with no answer between them."""
+    from fake_llm import Stall
+
+    from amas_code import ui
+
+    def interrupt_once_it_streams():
+        while not ui.pieces:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    llm.queue(Stall(text("Here is the start of a long answer", pieces=4)), text("Going on."))
+    agent = Agent(config)
+    threading.Thread(target=interrupt_once_it_streams, daemon=True).start()
+    assert agent.turn("explain it") == 130
+    assert agent.turn("go on") == 0
+    sent = [(m["role"], m["content"]) for m in llm.requests[1]["body"]["messages"][1:]]
+    assert sent == [
+        ("user", "explain it"),
+        ("assistant", "Here is \n[cut off]"),
+        ("user", "go on"),
+    ]
