@@ -232,7 +232,6 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
 def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
     timeout = min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
-    ui.show_command(command)
     before = snapshot()
     risky = (destructive(command) or before is None) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):

@@ -1,6 +1,7 @@
 """Every byte Amas Code shows goes through here (rich for output, prompt_toolkit for input)."""
 
 import difflib
+import json
 import re
 import sys
 from contextlib import contextmanager, nullcontext, suppress
@@ -30,7 +31,6 @@ def _say(symbol: str, style: str, msg: str) -> None:
 
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
-show_command = partial(_say, "$", "bold magenta")
 pieces = []  # the answer being streamed, as its pieces came
 stream = pieces.append  # the model's callback for each piece
 
@@ -84,11 +84,14 @@ def show_diff(old: str, new: str, filename: str) -> None:
 
 
 def show_tool_call(name: str, args: str) -> None:
-    """The tool's name and its arguments on one line, cut to the screen, in a compact panel."""
+    """The call as it reads: the tool's name and its first argument's value (a path, a command, a
+    URL), whole, in a compact panel; arguments that are no JSON object show as they came."""
     from rich.panel import Panel
 
-    call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args.replace("\n", " ")), "dim"))
-    console.print(Panel.fit(call, border_style="cyan"), no_wrap=True, overflow="ellipsis")
+    with suppress(ValueError, TypeError, AttributeError, StopIteration):
+        args = str(next(iter(json.loads(args).values())))
+    call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args), "dim"))
+    console.print(Panel.fit(call, border_style="cyan"), soft_wrap=False)  # wrapped, whole
 
 
 def show_result(result: str, tail: int = 1) -> None:

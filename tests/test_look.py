@@ -161,6 +161,18 @@ def test_a_tool_call_shows_in_a_panel_and_a_command_shows_its_last_lines(llm, is
     assert "[exit code 0] (+5 lines)" in done.stderr
 
 
+def test_a_tool_panel_reads_like_the_call_and_a_command_shows_once(llm, isolated):
+    """#38 item 9: the tool and its first argument's value, not the JSON; the command shown once,
+    whole, however long (a question about it must show all of it)."""
+    command = "echo " + "long " * 40 + "end"
+    edit = tool("write_file", {"path": "app.py", "content": "x = 1\n"}, "a")
+    done = one_shot(llm, edit, tool("shell_command", {"command": command}, "b"), text("ok"))
+    panels = [line for line in done.stderr.splitlines() if line.startswith("│")]
+    assert panels[0] == "│ write_file app.py │"
+    assert '{"' not in done.stderr and "$ echo" not in done.stderr
+    assert " ".join(" ".join(line.strip("│ ").split()) for line in panels[1:]) == f"shell_command {command}"
+
+
 def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
     ui.show_tool_call("[bold red]x[/] \x1b[2J", '{"a": "[link=http://evil]"}')
     out = capsys.readouterr().err
