@@ -194,10 +194,9 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
     created exclusively unless it is appended to."""
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
+    # its transcript stays out of git, also beside a committed .amas/config.yaml
     if path.parent.name == ".amas" and not os.path.lexists(path.parent / ".gitignore"):
-        path.parent.mkdir(
-            exist_ok=True
-        )  # its transcript stays uncommitted, beside a committed config
+        path.parent.mkdir(exist_ok=True)
         (path.parent / ".gitignore").write_text("*\n")
     if not append:  # a planted symlink: itself, not its target
         path.unlink(missing_ok=True)
@@ -241,7 +240,8 @@ def shell_command(command: str, timeout: int = 0) -> str:
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
-    STATE["done"].append("ran " + command.partition("\n")[0])  # its first line
+    ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
+    STATE["done"].append(ran)
     try:
         status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:
@@ -250,7 +250,7 @@ def shell_command(command: str, timeout: int = 0) -> str:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         if before:
-            STATE["checkpoint"].record(before, "ran " + command.partition("\n")[0])
+            STATE["checkpoint"].record(before, ran)
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
 
