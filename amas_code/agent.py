@@ -38,6 +38,7 @@ class Agent:
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", text))
+        self.checkpoint.begin(text)  # what this request changes, /undo takes back in one step
         tools.STATE["done"] = []  # what this turn writes and runs
         try:
             # no cap; the spec's soft warning at 20 rounds was cut for room (PLAN.md)
@@ -182,15 +183,15 @@ class Agent:
         ui.success(skills.init())
 
     def cmd_undo(self, arg: str):
-        """/undo [n]: roll back the agent's last n checkpoints; your own edits are kept."""
+        """/undo [n]: take back the agent's last n turns (edits and commands); your own edits stay."""
         ui.success(self.checkpoint.undo(arg))
 
     def cmd_redo(self, arg: str):
-        """/redo [n]: re-apply what the last /undo rolled back."""
+        """/redo [n]: put back what the last /undo took back."""
         ui.success(self.checkpoint.redo(arg))
 
     def cmd_checkpoint(self, arg: str):
-        """List the agent's checkpoints, newest first; /undo N takes back the newest N."""
+        """List the agent's turns that changed files, newest first; /undo N takes back the newest N."""
         if not (rows := self.checkpoint.history()):
             return ui.info("No checkpoints yet.")
-        ui.show_table(rows, "checkpoint", "time", "message")
+        ui.show_table(rows, "time", "request", "files")

@@ -27,9 +27,9 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) 
     \b
     amas "TASK"          run one task, then exit
     amas                 open the REPL (/help lists its commands)
-    amas undo [N]        roll back the agent's last N checkpoints
-    amas redo            re-apply what the last undo rolled back
-    amas checkpoint      list the agent's checkpoints, newest first
+    amas undo [N]        take back the agent's last N turns (edits and commands)
+    amas redo [N]        put back what the last undo took back
+    amas checkpoint      list the agent's turns that changed files, newest first
     amas init            map the project's code into .amas/map.md for the model
     """
     from amas_code import config as settings

@@ -164,27 +164,26 @@ def read_file(path: str) -> str:
 
 def change_file(path: str, new: str, verb: str) -> str:
     """Diff, ask unless auto-accept, checkpoint, write: the one road every file change takes."""
-    target, checkpoint = confine(path, write=True), STATE["checkpoint"]
+    target = confine(path, write=True)
     shown = target.read_bytes() if target.exists() else None  # what the diff is made from
     old = (shown or b"").decode("utf-8", "surrogateescape")
     if MASK in new and redact(old, STATE["config"]) != old:  # it was shown to the model masked
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
-    before = checkpoint.before(target) if checkpoint else {}
-    if why := before.get("unsaved") or before.get("lost"):  # lost: undo can never take it back
-        ui.warning(f"No checkpoint, so no /undo, for this change: {why}.")
-    risky = "lost" in before and not STATE["config"].get("yolo")
+    real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
+    before = snapshot([real])
+    risky = before is None and not STATE["config"].get("yolo")  # no /undo: under --yes too
     if not allowed(f"Apply this change to {path}?", risky):
         return f"The user declined the change to {path}; nothing was written."
     if (target.read_bytes() if target.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
-    real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
     real.parent.mkdir(parents=True, exist_ok=True)
     data = new.encode("utf-8", "surrogateescape")
     fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
     shutil.copymode(real, fresh) if real.exists() else None
-    checkpoint.save(before, fresh, f"{verb} {path}") if "path" in before else None
     os.replace(fresh, real)
+    if before:
+        STATE["checkpoint"].record(before, f"{verb} {path}", [real])
     STATE["done"].append(f"{verb} {path}")  # for the turn's summary: what was really applied
     return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines)."
 
@@ -230,38 +229,49 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
 
 def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
-    timeout = min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
-    before = snapshot()
-    risky = (destructive(command) or before is None) and not STATE["config"].get("yolo")
+    risky = destructive(command) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
+    before = snapshot()  # after the answer: a file saved while the question waited stays as saved
+    if before is None and not allowed("Run it with no /undo?", not STATE["config"].get("yolo")):
+        return "The user declined to run this command."
+    ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
+    STATE["done"].append(ran)
+    try:
+        return watch(
+            command, min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
+        )
+    finally:  # after Ctrl-C or a closed terminal too: what the command did can be undone
+        if before:
+            STATE["checkpoint"].record(before, ran)
+
+
+def watch(command: str, timeout: int) -> str:
+    """Run a command with bash, its output (head and tail) and exit code as the result; a timeout,
+    Ctrl-C or a closed terminal kills its whole process group, children too."""
     pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "stdin": subprocess.DEVNULL}
     proc = subprocess.Popen(command, shell=True, executable=BASH, start_new_session=True, **pipes)
     kept = bytearray()
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
-    ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
-    STATE["done"].append(ran)
     try:
         status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
-    finally:  # a timeout, Ctrl-C or a closed terminal: the whole group goes, children too
+    finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        if before:
-            STATE["checkpoint"].record(before, ran)
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
 
 
-def snapshot() -> str | None:
-    """The work tree before a command, so that undo can take back whatever the command does to its
-    files ('' outside git); None, after a warning, when git cannot take one: the command asks."""
+def snapshot(paths: list | None = None) -> str | None:
+    """The work tree before a change (only `paths`, for a file the agent writes), so that undo can
+    take it back ('' with checkpoints off); None, after a warning, when git cannot: the change asks."""
     try:
-        return STATE["checkpoint"].snapshot() if STATE["checkpoint"] else ""
+        return STATE["checkpoint"].snapshot(paths) if STATE["checkpoint"] else ""
     except Refused as e:
-        ui.warning(f"No snapshot, so no /undo, for this command: {e}")
+        ui.warning(f"No snapshot, so no /undo, for this change: {e}")
 
 
 def drain(pipe, kept: bytearray) -> None:

@@ -1,0 +1,296 @@
+"""One undo for every change (issue #41): each edit and command the agent makes is a snapshot before
+and after, kept in a repository of Amas's own beside the user's branch; /undo takes back a turn.
+Real repositories, real commands, the real CLI with a scripted model."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import amas, git, git_init
+from fake_llm import text, tool, tools
+
+from amas_code import checkpoint, tools as amas_tools
+from amas_code.checkpoint import Checkpoint
+
+WORK = "print('an hour of uncommitted work')\n"
+OWN = Path(".git/amas/repo")
+
+
+@pytest.fixture
+def repo(isolated):
+    git_init(isolated)
+    Path("app.py").write_text("print('committed')\n")
+    Path(".gitignore").write_text("*.log\n__pycache__/\n")
+    git(isolated, "add", ".")
+    git(isolated, "commit", "-qm", "user: initial")
+    Path("app.py").write_text(WORK)  # the user's work, never committed
+    return isolated
+
+
+def yes(llm, *calls: tuple, task: str = "edit app.py, then run the tests", flag: str = "--yes"):
+    """`amas --yes TASK` whose scripted model makes each call (name, arguments) in turn."""
+    for name, args in calls:
+        llm.queue(tool(name, args))
+    llm.queue(text("done"))
+    done = amas("--model", "openai/fake", "--api-base", llm.url, flag, task, env={"OPENAI_API_KEY": "k"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def shell(command: str) -> tuple:
+    return ("shell_command", {"command": command})
+
+
+def write(path: str, content: str) -> tuple:
+    return ("write_file", {"path": path, "content": content})
+
+
+def own_blobs(root: Path) -> set[str]:
+    """The blobs reachable in Amas's own repository after `git gc --prune=now` in both repositories."""
+    git(root, "gc", "-q", "--prune=now")
+    env = {**os.environ, "GIT_DIR": str(root / OWN)}
+    subprocess.run(["git", "gc", "-q", "--prune=now"], env=env, check=True)
+    listed = subprocess.run(["git", "rev-list", "--objects", "--all"], env=env, capture_output=True)
+    names = {line.split()[0] for line in listed.stdout.decode().splitlines()}
+    return {n for n in names if subprocess.run(["git", "cat-file", "-e", n], env=env).returncode == 0}
+
+
+def blob(data: str) -> str:
+    return subprocess.run(
+        ["git", "hash-object", "--stdin"], input=data, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def untouched(root: Path):
+    """The user's HEAD, branch, index and refs, to compare before and after."""
+    return [git(root, *a) for a in (["rev-parse", "HEAD"], ["ls-files", "-s"], ["for-each-ref"])]
+
+
+def test_one_undo_takes_back_the_edit_and_the_test_run_of_one_request(repo, llm):
+    before = untouched(repo)
+    run = "python3 app.py > report.txt && echo ok"
+    done = yes(llm, write("app.py", "print('the agent')\n"), shell(run))
+    assert Path("report.txt").read_text() == "the agent\n"
+    assert untouched(repo) == before  # no commit on the user's branch: the edit is uncommitted
+    assert "M app.py" in git(repo, "status", "--short") and "[amas]" not in git(repo, "log")
+    listed = amas("checkpoint").stderr
+    assert "edit app.py, then run the tests" in listed and "app.py" in listed, listed
+    undone = amas("undo")
+    assert undone.returncode == 0 and "Undid 1 turn" in undone.stderr, undone.stderr
+    assert Path("app.py").read_text() == WORK and not Path("report.txt").exists()
+    assert untouched(repo) == before
+    assert "Redid 1 turn" in amas("redo").stderr
+    assert Path("app.py").read_text() == "print('the agent')\n" and Path("report.txt").exists()
+    assert untouched(repo) == before and "ok" in done.stderr
+
+
+def test_undo_n_takes_back_n_turns_and_redo_puts_them_all_back(repo, llm):
+    yes(llm, write("a.txt", "one\n"), task="first")
+    yes(llm, write("a.txt", "two\n"), shell("echo x > b.txt"), task="second")
+    yes(llm, shell("echo y > c.txt"), task="third")
+    assert "Undid 2 turn(s)" in amas("undo", "2").stderr
+    assert Path("a.txt").read_text() == "one\n" and not Path("b.txt").exists()
+    assert not Path("c.txt").exists()
+    assert "Redid 2 turn(s)" in amas("redo").stderr  # as many as the last undo took back
+    assert Path("a.txt").read_text() == "two\n" and Path("c.txt").exists()
+    assert "Nothing to redo" in amas("redo").stderr
+
+
+def test_what_every_write_replaced_stays_reachable_through_gc_and_a_new_change(repo, llm):
+    Path("notes.txt").write_text("untracked notes\n")
+    yes(llm, write("app.py", "print('agent 1')\n"), shell("echo overwritten > notes.txt"))
+    amas("undo")
+    yes(llm, write("app.py", "print('agent 2')\n"), task="a new change after the undo")
+    kept = own_blobs(repo)
+    # the user's work, the untracked notes, the command's output, and what the undo replaced
+    for data in (WORK, "untracked notes\n", "overwritten\n", "print('agent 1')\n"):
+        assert blob(data) in kept, data
+    assert "Undid 1 turn" in amas("undo").stderr and Path("app.py").read_text() == WORK
+    redone = amas("redo", "2").stderr  # the older turn comes back too, but for app.py: changed since
+    assert "Redid 2 turn(s)" in redone and "changed since: app.py" in redone
+    assert Path("notes.txt").read_text() == "overwritten\n"
+
+
+def test_a_commands_own_git_prune_cannot_take_the_snapshot_before_it(repo, llm):
+    Path("draft.txt").write_text("never committed\n")
+    yes(llm, shell("rm draft.txt && git gc -q --prune=now && git prune"), flag="--yolo")
+    assert not Path("draft.txt").exists()
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("draft.txt").read_text() == "never committed\n"
+
+
+def test_a_file_changed_since_is_kept_and_named_and_the_rest_taken_back(repo, llm):
+    yes(llm, write("app.py", "print('agent')\n"), shell("echo made > made.txt"))
+    Path("app.py").write_text("the user's fix after the turn\n")
+    undone = amas("undo")
+    assert undone.returncode == 0 and "Kept as they are, changed since: app.py" in undone.stderr
+    assert Path("app.py").read_text() == "the user's fix after the turn\n"
+    assert not Path("made.txt").exists()
+
+
+def test_a_save_made_while_the_command_question_waited_is_not_taken_back(repo, config, monkeypatch):
+    from amas_code import ui
+    from amas_code.agent import Agent
+
+    def save_then_yes(question: str) -> bool:  # the user saves in the editor, then answers
+        Path("app.py").write_text("saved while the question waited\n")
+        return True
+
+    monkeypatch.setattr(ui, "confirm", save_then_yes)
+    agent = Agent(config)
+    agent.checkpoint.begin("run it")
+    amas_tools.run("shell_command", {"command": "echo made > made.txt"})
+    assert "Undid 1 turn" in agent.checkpoint.undo()
+    assert Path("app.py").read_text() == "saved while the question waited\n"
+    assert not Path("made.txt").exists()
+
+
+def test_a_commit_on_top_does_not_block_undo_and_head_stays(repo, llm):
+    yes(llm, write("app.py", "print('agent')\n"), shell("echo new > new.txt"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "user: commits the agent's work")
+    head = git(repo, "rev-parse", "HEAD")
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("app.py").read_text() == WORK and not Path("new.txt").exists()
+    assert git(repo, "rev-parse", "HEAD") == head  # the commit stays; the work tree went back
+    assert "M app.py" in git(repo, "status", "--short")
+
+
+def test_files_come_back_with_their_modes_and_the_users_empty_folders_stay(repo, llm):
+    Path("key").write_text("secret\n")
+    os.chmod("key", 0o600)
+    Path("run.sh").write_text("echo hi\n")
+    os.chmod("run.sh", 0o755)
+    Path("empty").mkdir()
+    yes(llm, shell("echo x > key && echo y > run.sh && echo z > empty/new.txt"))
+    assert "Undid" in amas("undo").stderr
+    assert Path("key").read_text() == "secret\n" and Path("key").stat().st_mode & 0o777 == 0o600
+    assert Path("run.sh").stat().st_mode & 0o777 == 0o755
+    assert Path("empty").is_dir() and not list(Path("empty").iterdir())
+
+
+def test_a_command_that_changed_12000_files_is_undone(repo, llm):
+    Path("many").mkdir()
+    for i in range(12_000):
+        Path(f"many/a-rather-long-file-name-to-pass-the-kernels-argument-limit-{i:05}.txt").write_text("x")
+    git(repo, "add", "many")
+    git(repo, "commit", "-qm", "user: many files")
+    yes(llm, shell("for f in many/*; do echo changed > $f; done"), flag="--yolo")
+    undone = amas("undo")
+    assert undone.returncode == 0 and "and 11995 more" in undone.stderr, undone.stderr[-300:]
+    assert {p.read_text() for p in Path("many").iterdir()} == {"x"}
+
+
+def test_two_sessions_in_one_repository_both_record_and_neither_fails(repo, llm):
+    for i in range(2):
+        llm.queue(tool("shell_command", {"command": f"sleep 0.5; echo {i} > s{i}.txt"}))
+    llm.queue(text("done"), text("done"))
+    base = ["--model", "openai/fake", "--api-base", llm.url, "--yes"]
+    env = {**os.environ, "OPENAI_API_KEY": "k"}
+    cmd = [sys.executable, "-m", "amas_code", *base]
+    procs = [subprocess.Popen([*cmd, f"session {i}"], env=env, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [p.communicate(timeout=120)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert all("[exit code 0]" in o and "No /undo" not in o for o in outs), outs
+    listed = amas("checkpoint").stderr
+    assert "session 0" in listed and "session 1" in listed
+    assert "Undid 2 turn(s)" in amas("undo", "2").stderr
+    assert not Path("s0.txt").exists() and not Path("s1.txt").exists()
+
+
+def test_ctrl_c_while_the_record_is_written_waits_until_it_is_whole(repo, monkeypatch):
+    amas_tools.STATE.update(checkpoint=(cp := Checkpoint()), root=repo)
+    real = Checkpoint._snap
+
+    def interrupted(self, message, paths):
+        if message == "[amas] ran something":  # the after-snapshot: Ctrl-C, twice
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(self, message, paths)
+
+    monkeypatch.setattr(Checkpoint, "_snap", interrupted)
+    before = cp.snapshot()
+    Path("app.py").write_text("changed by a command\n")
+    with pytest.raises(KeyboardInterrupt):  # it arrives, after the record
+        cp.record(before, "ran something")
+    assert len(cp.history()) == 1 and "app.py" in cp.history()[0][2]
+    assert "Undid" in cp.undo() and Path("app.py").read_text() == WORK
+
+
+def test_snapshots_are_never_pushed_mirrored_or_bundled(repo, llm, tmp_path):
+    Path("local-only.txt").write_text("a draft the user never committed\n")
+    yes(llm, shell("echo changed > local-only.txt"))
+    remote = tmp_path / "remote.git"
+    git(repo, "init", "-q", "--bare", str(remote))
+    git(repo, "push", "-q", "--mirror", str(remote))
+    git(repo, "bundle", "create", str(tmp_path / "all.bundle"), "--all")
+    assert "amas" not in git(remote, "for-each-ref")
+    assert "amas" not in git(repo, "bundle", "list-heads", str(tmp_path / "all.bundle"))
+    for data in ("a draft the user never committed\n", "changed\n"):
+        missing = subprocess.run(["git", "cat-file", "-e", blob(data)], cwd=remote)
+        assert missing.returncode != 0, data
+
+
+def test_outside_git_undo_works_through_amass_own_repository(isolated, llm):
+    Path("notes.txt").write_text("my notes\n")
+    yes(llm, write("notes.txt", "the agent's notes\n"), shell("echo new > new.txt && echo x > notes.txt"))
+    assert not Path(".git").exists()  # the project is not made a repository
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("notes.txt").read_text() == "my notes\n" and not Path("new.txt").exists()
+
+
+def test_tracked_big_and_force_added_ignored_files_are_in_the_snapshot(repo, llm):
+    Path("big.bin").write_bytes(b"b" * 11_000_000)
+    Path("kept.log").write_text("a log the user tracks on purpose\n")
+    git(repo, "add", "big.bin")
+    git(repo, "add", "-f", "kept.log")
+    git(repo, "commit", "-qm", "user: a big file and a forced one")
+    Path("big.bin").write_bytes(b"edited" * 10)
+    Path("kept.log").write_text("edited, not committed\n")
+    yes(llm, shell("git checkout -- big.bin kept.log"))
+    assert "Undid" in amas("undo").stderr
+    assert Path("big.bin").read_bytes() == b"edited" * 10
+    assert Path("kept.log").read_text() == "edited, not committed\n"
+
+
+def test_new_big_files_and_big_new_folders_are_left_out_and_named_once(repo, llm):
+    command = "mkdir venv && for i in $(seq 250); do echo $i > venv/$i; done"
+    command += " && head -c 11000000 /dev/zero > dump.bin && echo s > small.txt"
+    done = yes(llm, shell(command), shell("echo again > small.txt"))
+    assert done.stderr.count("Not in /undo's snapshots") == 1, done.stderr
+    assert "venv/" in done.stderr and "dump.bin" in done.stderr and ".gitignore" in done.stderr
+    size = sum(f.stat().st_size for f in (repo / OWN).rglob("*") if f.is_file())
+    assert size < 1_000_000  # neither the dump nor the folder was copied
+    amas("undo")
+    assert not Path("small.txt").exists() and Path("venv/250").exists() and Path("dump.bin").exists()
+
+
+def test_with_checkpoints_off_undo_says_so(repo, tmp_path):
+    (tmp_path / "home" / "config.yaml").write_text("checkpoint_on_edit: false\n")
+    done = amas("undo")
+    assert done.returncode == 1 and "Checkpoints are off" in done.stderr
+
+
+def test_a_write_in_a_submodule_has_no_snapshot_so_it_asks_under_yes(repo, llm, tmp_path):
+    (tmp_path / "lib").mkdir()
+    sub = git_init(tmp_path / "lib")
+    (sub / "lib.py").write_text("x = 1\n")
+    git(sub, "add", ".")
+    git(sub, "commit", "-qm", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "lib")
+    done = yes(llm, write("lib/lib.py", "x = 2\n"))
+    assert "No snapshot, so no /undo" in done.stderr and "→ no" in done.stderr
+    assert Path("lib/lib.py").read_text() == "x = 1\n"
+
+
+def test_undo_and_redo_refuse_in_one_line_when_there_is_nothing(repo):
+    for word in ("undo", "redo"):
+        done = amas(word)
+        assert done.returncode == 1 and f"Nothing to {word}" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert "Expected a number" in amas("undo", "x").stderr
