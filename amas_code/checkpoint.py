@@ -49,7 +49,11 @@ class Checkpoint:
             cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
             self.dir = cache / "amas" / str(self.root).replace(os.sep, "%")
         env = {**os.environ, **WORDS["identity"], "GIT_DIR": str(self.dir)}
-        self.at = {"env": {**env, "GIT_WORK_TREE": str(self.root)}, "cwd": self.root}
+        self.env = {**env, "GIT_WORK_TREE": str(self.root)}
+        self.at = {"cwd": self.root, "capture_output": True, "start_new_session": True}  # no ^C
+        # it reads the user's objects; what it writes it keeps, so no gc of theirs can take it
+        objects = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{user.common_dir}/objects"} if user else {}
+        self.reader = {**self.env, **objects}
         with suppress(OSError, subprocess.CalledProcessError):  # not writable: every change asks
             if not (self.dir / "HEAD").exists():
                 self.create(user and Path(user.common_dir))
@@ -59,7 +63,6 @@ class Checkpoint:
         snapshot adds only what changed, and it is never pushed, bundled or mirrored with theirs."""
         subprocess.run(["git", "init", "-q", "--bare", self.dir], check=True, capture_output=True)
         if common:
-            (self.dir / "objects/info/alternates").write_text(f"{common / 'objects'}\n")
             (self.dir / "info/exclude").unlink(missing_ok=True)
             (self.dir / "info/exclude").symlink_to(common / "info/exclude")
 
@@ -67,16 +70,20 @@ class Checkpoint:
         """One git command in Amas's own repository, over the user's work tree; `stdin` is a list
         of paths, given NUL-separated on its standard input, so any number of them fits."""
         data = "\0".join(stdin).encode(errors="surrogateescape")
-        run = subprocess.run(["git", *args], input=data, capture_output=True, **self.at)
+        env = self.env if args[0] in ("add", "update-index") else self.reader
+        run = subprocess.run(["git", *args], input=data, env=env, **self.at)
         if run.returncode:
-            raise Refused(f"git {args[0]}: {run.stderr.decode(errors='replace').strip()[:200]}")
+            why = run.stderr.decode(errors="replace").strip() or "failed"
+            raise Refused(f"git {args[0]}: {why.splitlines()[0][:200]}")
         return run.stdout.decode(errors="surrogateescape").removesuffix("\n")
 
     @contextmanager
     def locked(self):
         """One session at a time in the snapshots and the turns, with Ctrl-C and kill held off until
         a record is whole; a file that moved under us refuses in one line."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD)
+        held, old = [], {}
+        for number in HELD:  # Python runs handlers in the main thread, whichever thread got it
+            old[number] = signal.signal(number, lambda number, frame: held.append(number))
         try:
             with open(self.dir / "amas.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
@@ -84,7 +91,10 @@ class Checkpoint:
         except (OSError, ValueError) as e:
             raise Refused(str(e)) from None
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            for number, handler in old.items():
+                signal.signal(number, handler)
+            if held:  # now Ctrl-C (or kill) does what it would have done
+                signal.raise_signal(held[0])
 
     def begin(self, request: str) -> None:
         """A new turn: the changes made for this request are undone and redone together."""
@@ -96,13 +106,13 @@ class Checkpoint:
         if not self.dir:
             return ""
         with self.locked():
-            return self._snap("amas snapshot", paths)
+            return self._snap("amas snapshot", paths, not paths)
 
     def record(self, before: str, message: str, paths: list | None = None) -> None:
         """After a change: the files that differ from the snapshot `before` join this turn."""
         try:
             with self.locked():
-                after = self._snap(f"[amas] {message}", paths)
+                after = self._snap(f"[amas] {message}", paths, not paths)
                 if changed := self._changed(before, after):
                     state = self.load()
                     turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
@@ -113,16 +123,15 @@ class Checkpoint:
         except Refused as e:
             ui.warning(f"No /undo for this change: {e}")
 
-    def _snap(self, message: str, paths: list | None) -> str:
-        """A commit of the work tree as it is now (with `paths`, only those files read again), whose
-        parent is the newest snapshot; that one itself when nothing changed."""
-        if self.seed and self.seed.is_file():
-            (self.dir / "index").write_bytes(self.seed.read_bytes())
-        self.seed = None
-        if paths:  # update-index adds a file git ignores too: the snapshots are never published
-            names = [Path(os.path.realpath(p)).relative_to(self.root).as_posix() for p in paths]
+    def _snap(self, message: str, paths: list | None, whole: bool) -> str:
+        """A commit of the work tree as it is now: `paths` read again (a file the agent writes, even
+        one git ignores), and the `whole` tree; its parent is the newest snapshot, or it is that one
+        when nothing changed."""
+        whole = self._seed() or whole
+        if paths:
+            names = [Path(self.root, p).relative_to(self.root).as_posix() for p in paths]
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
-        else:
+        if whole:
             self.git("add", "-A", *FROM_STDIN, stdin=[".", *self._left_out()])
         tree = self.git("write-tree")
         keep = self.git("for-each-ref", "--format=%(tree) %(objectname)", KEEP).split() or [""]
@@ -132,6 +141,18 @@ class Checkpoint:
         commit = self.git("commit-tree", tree, *parent, "-m", message)
         self.git("update-ref", KEEP, commit)
         return commit
+
+    def _seed(self) -> bool:
+        """At a session's first snapshot, the index starts as a copy of the user's (fast, and every
+        tracked file in), less what they staged and did not commit, which is read again so that the
+        snapshot keeps its own copy. True then: the whole tree must be read (conflicts resolve)."""
+        if not self.seed or not self.seed.is_file():
+            return False
+        (self.dir / "index").write_bytes(self.seed.read_bytes())
+        staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
+        self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged.split("\0")[:-1])
+        self.seed = None
+        return True
 
     def _left_out(self) -> list[str]:
         """Pathspecs that leave out what is new and unwieldy (see `unwieldy`); named in a warning
@@ -164,7 +185,7 @@ class Checkpoint:
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
         named = "; ".join(f"{t['request'][:40]!r}: {files(t)}" for t in turns)
-        also = f" Kept as they are, changed since: {', '.join(kept)}." if kept else ""
+        also = f" Kept as they are, changed since: {', '.join(sorted(set(kept)))}." if kept else ""
         return f"{'Undid' if undo else 'Redid'} {len(turns)} turn(s): {named}.{also}"
 
     undo = partialmethod(_repeat, undo=True)
@@ -175,7 +196,7 @@ class Checkpoint:
         where it still holds what the change (or the undo) left; returns the files kept."""
         kept = []
         for change in turn["changes"][::-1] if undo else turn["changes"]:
-            now = self._snap("[amas] before /undo" if undo else "[amas] before /redo", None)
+            now = self._snap(f"[amas] before /{'undo' if undo else 'redo'}", change["paths"], True)
             at, to = (change["after"], change["before"])[:: 1 if undo else -1]
             differ = set(self._changed(at, now))
             kept += [p for p in change["paths"] if p in differ]
@@ -220,12 +241,12 @@ class Checkpoint:
 
 def unwieldy(path: Path) -> bool:
     """Whether a new file or folder stays out of snapshots, as Codex leaves it out: a file over BIG
-    bytes, a folder of MANY files or more or holding one over BIG bytes, a repository of its own
+    bytes, a folder of MANY files or more or holding one over BIG bytes or a repository of its own
     (git cannot add one with no commit)."""
     if not path.is_dir() or path.is_symlink():
         return path.lstat().st_size > BIG
-    files = list(islice((Path(d, f) for d, _, names in os.walk(path) for f in names), MANY))
-    return len(files) == MANY or (path / ".git").exists() or any(map(unwieldy, files))
+    found = list(islice((Path(d, n) for d, ds, names in os.walk(path) for n in ds + names), MANY))
+    return len(found) == MANY or any(p.name == ".git" or p.is_file() and unwieldy(p) for p in found)
 
 
 def files(turn: dict) -> str:

@@ -82,6 +82,26 @@ def git(path: Path, *args: str, input: bytes | None = None) -> str:
     return done.stdout.decode(errors="replace")
 
 
+def branch_head(path: Path) -> str:
+    """The commit HEAD names, '' before the first commit."""
+    run = ["git", "rev-parse", "-q", "--verify", "HEAD"]
+    return subprocess.run(run, cwd=path, capture_output=True, text=True, check=False).stdout
+
+
+def own_git(path: Path, *args: str) -> str:
+    """git in Amas's own repository of snapshots (.git/amas/repo), where the `[amas]` commits
+    live, beside the user's branch and never on it."""
+    env = {**os.environ, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(path / ".git" / "objects")}
+    own = ["git", "--git-dir", str(path / ".git" / "amas" / "repo"), *args]
+    return subprocess.run(own, cwd=path, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def own_subjects(path: Path) -> list[str]:
+    """The `[amas]` snapshots of the agent's changes in Amas's own repository, newest first."""
+    log = own_git(path, "log", "--format=%s", "refs/amas/keep").splitlines()
+    return [s for s in log if s.startswith("[amas] ") and not s.startswith("[amas] before /")]
+
+
 def amas(
     *args: str, env: dict | None = None, cwd=None, stdin: str = ""
 ) -> subprocess.CompletedProcess:

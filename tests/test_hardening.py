@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from amas_code import tools
 from amas_code.agent import Agent
-from amas_code.checkpoint import Checkpoint, Refused
+from amas_code.checkpoint import Checkpoint
 
 
 @pytest.fixture
@@ -282,15 +282,17 @@ def diverge(repo: Path) -> None:
     git(repo, "commit", "-qam", "user: main change")
 
 
-def test_an_edit_during_a_merge_makes_no_checkpoint_and_undo_cannot_lose_the_merge(repo, capsys):
+def test_an_edit_during_a_merge_is_undone_and_undo_cannot_lose_the_merge(repo):
     diverge(repo)
     assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode
+    conflicted, index = Path("a.txt").read_text(), git(repo, "ls-files", "-s")
     as_agent(repo)
     result = tools.run("write_file", {"path": "a.txt", "content": "OURS and THEIRS\n"})
-    warned = "No checkpoint, so no /undo, for this change: .git/MERGE_HEAD exists"
-    assert result.startswith("Wrote a.txt") and warned in capsys.readouterr().err
-    with pytest.raises(Refused, match="MERGE_HEAD"):
-        Checkpoint(".").undo()
+    assert result.startswith("Wrote a.txt")
+    cp = Checkpoint(".")
+    assert "a.txt" in cp.undo() and Path("a.txt").read_text() == conflicted
+    assert Path(".git/MERGE_HEAD").exists() and git(repo, "ls-files", "-s") == index
+    assert "a.txt" in cp.redo() and Path("a.txt").read_text() == "OURS and THEIRS\n"
     git(repo, "add", "a.txt")
     git(repo, "commit", "-q", "--no-edit")
     assert git(repo, "show", "HEAD:a.txt") == "OURS and THEIRS\n"
@@ -300,27 +302,24 @@ def test_an_edit_during_a_merge_makes_no_checkpoint_and_undo_cannot_lose_the_mer
 def test_undo_never_touches_a_path_with_conflict_stages(repo):
     as_agent(repo)
     tools.run("write_file", {"path": "b.txt", "content": "agent\n"})
-    Path("b.txt").write_text("agent\n")
-    entry = git(repo, "ls-files", "-s", "b.txt").split()[1]
-    index = "".join(
-        f"100644 {entry} {stage}\tb.txt\n" for stage in (1, 2, 3)
-    )  # as `stash pop` leaves
-    git(repo, "update-index", "--force-remove", "b.txt")
+    blob = git(repo, "hash-object", "-w", "b.txt").strip()
+    index = "".join(f"100644 {blob} {stage}\tb.txt\n" for stage in (1, 2, 3))  # as `stash pop`
     git(repo, "update-index", "--index-info", input=index.encode())
-    with pytest.raises(Refused, match="the index has conflicts"):
-        Checkpoint(".").undo()
-    assert git(repo, "ls-files", "-u", "b.txt").count("b.txt") == 3
+    assert "b.txt" in Checkpoint(".").undo() and not Path("b.txt").exists()
+    assert git(repo, "ls-files", "-u", "b.txt").count("b.txt") == 3  # still the user's to resolve
 
 
-def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo, capsys):
+def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo):
     diverge(repo)
     git(repo, "checkout", "-q", "topic")
     assert subprocess.run(["git", "rebase", "-q", "main"], cwd=repo, capture_output=True).returncode
+    conflicted = Path("a.txt").read_text()
     as_agent(repo)
     assert tools.run("write_file", {"path": "a.txt", "content": "both\n"}).startswith("Wrote")
-    assert (
-        "No checkpoint, so no /undo, for this change: .git/rebase-merge" in capsys.readouterr().err
-    )
+    cp = Checkpoint(".")
+    assert "a.txt" in cp.undo() and Path("a.txt").read_text() == conflicted
+    assert Path(".git/rebase-merge").exists()
+    cp.redo()
     git(repo, "add", "a.txt")
     subprocess.run(
         ["git", "-c", "core.editor=true", "rebase", "--continue"],
@@ -333,21 +332,25 @@ def test_an_edit_during_a_rebase_keeps_the_users_picked_commit(repo, capsys):
     assert git(repo, "show", "HEAD:a.txt") == "both\n"
 
 
-def test_undo_with_an_index_lock_changes_nothing_and_names_the_lock(repo):
-    done = amas("undo")
+def test_undo_while_git_holds_the_users_index_lock_leaves_the_index_and_the_lock(repo):
     as_agent(repo)
     tools.run("write_file", {"path": "a.txt", "content": "agent\n"})
-    head, index = git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")
-    Path(".git/index.lock").write_text("")
+    head, index = git(repo, "rev-parse", "HEAD"), Path(".git/index").read_bytes()
+    Path(".git/index.lock").write_text("")  # a git process of the user's is at work
     done = amas("undo")
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.count("\n") == 1 and ".git/index.lock exists" in done.stderr
-    assert done.stdout == ""
+    assert done.returncode == 0 and "Traceback" not in done.stderr and done.stdout == ""
+    assert Path("a.txt").read_text() == "base\n" and Path(".git/index.lock").exists()
+    assert (git(repo, "rev-parse", "HEAD"), Path(".git/index").read_bytes()) == (head, index)
 
+
+def test_undo_with_a_lock_on_the_snapshots_changes_nothing_and_names_it_in_one_line(repo):
+    as_agent(repo)
+    tools.run("write_file", {"path": "a.txt", "content": "agent\n"})
+    Path(".git/amas/repo/index.lock").write_text("")  # another amas, or a git it started
+    done = amas("undo")
+    assert done.returncode == 1 and "Traceback" not in done.stderr and done.stdout == ""
     assert Path("a.txt").read_text() == "agent\n"
-    Path(".git/index.lock").unlink()
-    assert (git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")) == (head, index)
-    assert amas("undo").returncode == 0 and Path("a.txt").read_text() == "base\n"
+    assert done.stderr.count("\n") == 1 and "index.lock" in done.stderr
 
 
 # Secrets ------------------------------------------------------------------------------------------

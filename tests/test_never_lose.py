@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import amas, git, git_init
+from conftest import amas, git, git_init, own_git, own_subjects
 from fake_llm import text, tool
 
 from amas_code import config as settings
@@ -33,7 +33,9 @@ def as_agent(yolo: bool = False) -> None:
 
 
 def agent_commits(repo: Path) -> list[str]:
-    return [s for s in git(repo, "log", "--format=%s").splitlines() if s.startswith("[amas]")]
+    """The agent's `[amas]` snapshots, in Amas's own repository (none is ever on the branch)."""
+    assert "[amas]" not in git(repo, "log", "--all", "--format=%s")
+    return own_subjects(repo) if Path(repo, ".git/amas/repo/refs/amas/keep").exists() else []
 
 
 # 1. A save made while the question waits ---------------------------------------------------------
@@ -77,6 +79,7 @@ def test_a_project_config_cannot_turn_checkpoints_off(repo, llm):
     base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "edit"]
     assert amas(*base, env={"OPENAI_API_KEY": "sk-x"}).returncode == 0
     assert agent_commits(repo) == ["[amas] wrote app.py"]
+    assert git(repo, "status", "--porcelain") == " M app.py\n"  # the user's to commit
     undone = amas("undo")
     assert undone.returncode == 0 and "Undid" in undone.stderr
     assert Path("app.py").read_text() == "print('committed')\n"
@@ -114,13 +117,14 @@ def nested(repo):
     return inner
 
 
-def test_a_gitignored_write_is_warned_and_asked_under_yes(repo, capsys):
+def test_a_gitignored_write_runs_under_yes_and_undo_takes_it_back(repo, capsys):
     Path(".env").write_text("SECRET=mine\n")
     as_agent()
     result = tools.run("write_file", {"path": ".env", "content": "SECRET=agent\n"})
-    out = capsys.readouterr().err
-    assert "No checkpoint, so no /undo, for this change: git ignores .env" in out
-    assert "declined" in result and Path(".env").read_text() == "SECRET=mine\n"
+    assert result == "Wrote .env (1 lines)." and "No snapshot" not in capsys.readouterr().err
+    assert git(repo, "status", "--porcelain", "--ignored") == "!! .env\n"  # still ignored
+    tools.STATE["checkpoint"].undo()
+    assert Path(".env").read_text() == "SECRET=mine\n"
 
 
 def test_a_write_inside_a_submodule_is_warned_asked_and_never_undone_by_the_outer_repo(
@@ -128,51 +132,67 @@ def test_a_write_inside_a_submodule_is_warned_asked_and_never_undone_by_the_oute
 ):
     as_agent()
     tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})  # a checkpoint
+    status = git(repo, "status", "--porcelain")
     result = tools.run("write_file", {"path": "sub/lib.py", "content": "agent\n"})
     out = capsys.readouterr().err
-    assert "No checkpoint, so no /undo, for this change: sub is a repository of its own" in out
+    assert "No snapshot, so no /undo, for this change: " in out and "sub/lib.py" in out
     assert "declined" in result and (submodule / "lib.py").read_text() == "upstream\n"
-    assert agent_commits(repo) == ["[amas] wrote app.py"]
+    assert (
+        agent_commits(repo) == ["[amas] wrote app.py"]
+        and git(repo, "status", "--porcelain") == status
+    )
+    as_agent(yolo=True)  # --yolo still writes it, with no /undo
+    assert tools.run("write_file", {"path": "sub/lib.py", "content": "agent\n"}).startswith("Wrote")
+    assert "app.py" in Checkpoint(".").undo()
+    assert (submodule / "lib.py").read_text() == "agent\n"
+    assert Path("app.py").read_text() == "print('committed')\n"
 
 
-def test_a_write_inside_a_nested_repository_is_asked_and_never_added_to_the_outer_one(
-    nested, repo, capsys
+def test_a_write_inside_a_nested_repository_is_undone_and_never_added_to_the_outer_one(
+    nested, repo
 ):
     as_agent()
+    inner_status, index = git(nested, "status", "--porcelain"), Path(".git/index").read_bytes()
     result = tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"})
-    assert "vendor/lib is a repository of its own" in capsys.readouterr().err
-    assert "declined" in result and (nested / "lib.py").read_text() == "vendored\n"
-    as_agent(yolo=True)  # --yolo still writes, and the outer repository never takes the file
-    assert tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"}).startswith(
-        "Wrote"
-    )
-    assert (nested / "lib.py").read_text() == "agent\n"
-    assert agent_commits(repo) == [] and "vendor" not in git(repo, "ls-files")
+    assert result.startswith("Wrote") and (nested / "lib.py").read_text() == "agent\n"
+    assert Path(".git/index").read_bytes() == index  # the outer user's index: never written
     assert git(repo, "status", "--porcelain") == "?? vendor/\n"
+    assert "vendor/lib/lib.py" in tools.STATE["checkpoint"].undo()
+    assert (nested / "lib.py").read_text() == "vendored\n"
+    assert git(nested, "status", "--porcelain") == inner_status
+    assert Path(".git/index").read_bytes() == index and "vendor" not in git(repo, "ls-files")
 
 
-def test_under_yes_through_the_cli_an_ignored_file_is_refused_with_no_terminal(repo, llm):
+def test_after_a_write_inside_a_nested_repository_amas_undo_takes_it_back(nested, repo):
+    as_agent()
+    tools.run("write_file", {"path": "vendor/lib/lib.py", "content": "agent\n"})
+    undone = amas("undo")
+    assert undone.returncode == 0 and (nested / "lib.py").read_text() == "vendored\n"
+
+
+def test_under_yes_through_the_cli_an_ignored_file_is_written_without_asking(repo, llm):
     Path(".env").write_text("SECRET=mine\n")
     llm.queue(tool("write_file", {"path": ".env", "content": "SECRET=agent\n"}), text("ok"))
     base = ["--model", "openai/x", "--api-base", llm.url, "--yes", "edit"]
     done = amas(*base, env={"OPENAI_API_KEY": "sk-x"})
-    assert "git ignores .env" in done.stderr and "no terminal to ask" in done.stderr
-    assert done.stdout == "ok\n"
-    assert Path(".env").read_text() == "SECRET=mine\n"
+    assert "no terminal to ask" not in done.stderr and done.stdout == "ok\n"
+    assert Path(".env").read_text() == "SECRET=agent\n"
+    assert ".env" not in git(repo, "log", "--all", "--name-only", "--format=")
 
 
 # 4. The mode recorded follows git's configuration ------------------------------------------------
 
 
-def test_with_core_filemode_false_the_checkpoint_keeps_the_index_mode(repo):
+def test_with_core_filemode_false_an_edit_and_its_undo_show_no_mode_change(repo):
     git(repo, "config", "core.fileMode", "false")
     Path("app.py").chmod(0o755)  # what a FAT, exFAT or /mnt/c file system shows for every file
     assert git(repo, "status", "--porcelain") == ""  # git itself sees no change
     as_agent()
     tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
-    assert git(repo, "ls-tree", "HEAD", "app.py").split()[0] == "100644"
-    assert "mode change" not in git(repo, "show", "--summary", "HEAD")
+    assert "mode" not in git(repo, "diff") and git(repo, "status", "--porcelain") == " M app.py\n"
     assert git(repo, "ls-files", "-s", "app.py").split()[0] == "100644"
+    Checkpoint(".").undo()
+    assert git(repo, "status", "--porcelain") == "" and os.access("app.py", os.X_OK)
 
 
 def test_with_core_filemode_true_an_executable_bit_is_recorded(repo):
@@ -182,10 +202,12 @@ def test_with_core_filemode_true_an_executable_bit_is_recorded(repo):
     git(repo, "commit", "-qm", "user: script")
     as_agent()
     tools.run("write_file", {"path": "run.sh", "content": "echo agent\n"})
-    assert git(repo, "ls-tree", "HEAD", "run.sh").split()[0] == "100755"
+    assert own_git(repo, "ls-tree", "refs/amas/keep", "run.sh").split()[0] == "100755"
+    Checkpoint(".").undo()
+    assert os.access("run.sh", os.X_OK) and git(repo, "status", "--porcelain") == ""
 
 
-def test_with_core_symlinks_false_a_tracked_symlink_stays_a_symlink(repo):
+def test_with_core_symlinks_false_a_tracked_symlink_comes_back_as_git_checked_it_out(repo):
     git(repo, "config", "core.symlinks", "false")
     blob = git(repo, "hash-object", "-w", "--stdin", input=b"app.py").strip()
     git(repo, "update-index", "--add", "--cacheinfo", f"120000,{blob},link")
@@ -193,8 +215,11 @@ def test_with_core_symlinks_false_a_tracked_symlink_stays_a_symlink(repo):
     Path("link").write_text("app.py")  # as git checks it out with core.symlinks=false
     as_agent()
     tools.run("write_file", {"path": "link", "content": "other.py"})
-    assert git(repo, "ls-tree", "HEAD", "link").split()[0] == "120000"
-    assert git(repo, "show", "HEAD:link") == "other.py"
+    assert git(repo, "status", "--porcelain") == " M link\n"
+    assert git(repo, "ls-files", "-s", "link").split()[0] == "120000"  # the index is the user's
+    Checkpoint(".").undo()
+    assert not Path("link").is_symlink() and Path("link").read_text() == "app.py"
+    assert git(repo, "status", "--porcelain") == ""
 
 
 # 5. The transcript never lands in a commit -------------------------------------------------------
@@ -246,22 +271,25 @@ def stash_pop_conflict(repo: Path) -> None:
     assert not (repo / ".git" / "MERGE_HEAD").exists() and "app.py" in git(repo, "ls-files", "-u")
 
 
-def test_after_a_stash_pop_conflict_a_write_makes_no_checkpoint_and_says_so(repo, capsys):
+def test_after_a_stash_pop_conflict_a_write_is_checkpointed_and_the_conflict_stays(repo, capsys):
     stash_pop_conflict(repo)
+    index = git(repo, "ls-files", "-s")
     as_agent()
     assert "Wrote" in tools.run("write_file", {"path": "notes.md", "content": "x\n"})
-    assert "the index has conflicts" in capsys.readouterr().err and agent_commits(repo) == []
-    assert "app.py" in git(repo, "ls-files", "-u")  # the conflict is still the user's to resolve
+    assert "No snapshot" not in capsys.readouterr().err
+    assert "notes.md" in tools.STATE["checkpoint"].undo() and not Path("notes.md").exists()
+    assert git(repo, "ls-files", "-s") == index  # the conflict is still the user's to resolve
 
 
-def test_after_a_stash_pop_conflict_undo_refuses_and_changes_nothing(repo):
+def test_after_a_stash_pop_conflict_undo_takes_back_the_write_and_the_conflict_stays(repo):
     as_agent()
     tools.run("write_file", {"path": "notes.md", "content": "x\n"})
     stash_pop_conflict(repo)
-    status = git(repo, "status", "--porcelain")
+    index, conflicted = git(repo, "ls-files", "-s"), Path("app.py").read_text()
     done = amas("undo", cwd=repo)
-    assert done.returncode != 0 and "the index has conflicts" in done.stderr
-    assert git(repo, "status", "--porcelain") == status and Path("notes.md").read_text() == "x\n"
+    assert done.returncode == 0 and "notes.md" in done.stderr and not Path("notes.md").exists()
+    assert git(repo, "ls-files", "-s") == index and "app.py" in git(repo, "ls-files", "-u")
+    assert Path("app.py").read_text() == conflicted and "<<<<<<<" in conflicted
 
 
 # #33 item 3. The keep ref keeps everything undo may need -------------------------------------------
@@ -280,6 +308,17 @@ def test_the_users_staged_bytes_survive_gc_and_undo_puts_them_back(repo):
     assert Path("app.py").read_text() == "print('unstaged')\n"
     git(repo, "commit", "-qm", "user: the staged version")  # the index is whole again
     assert git(repo, "show", "HEAD:app.py") == "print('staged')\n"
+
+
+def test_the_users_staged_bytes_survive_gc_after_the_user_stages_the_agents_version(repo):
+    Path("app.py").write_text("print('staged, an hour of work')\n")
+    git(repo, "add", "app.py")  # the work tree and the index hold it, no commit does
+    as_agent()
+    tools.run("write_file", {"path": "app.py", "content": "print('agent')\n"})
+    git(repo, "add", "app.py")  # the user stages the agent's version over theirs
+    git(repo, "gc", "-q", "--prune=now")
+    Checkpoint(".").undo()
+    assert Path("app.py").read_text() == "print('staged, an hour of work')\n"
 
 
 def test_each_worktree_keeps_its_own_undo_data_through_gc(repo):

@@ -5,14 +5,14 @@ environment variables, the real CLI."""
 
 import os
 import pty
+import re
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import amas, git, git_init, terminal
-from git.exc import GitCommandError
+from conftest import amas, branch_head, git, git_init, own_git, own_subjects, terminal
 
 from amas_code import config as settings
 from amas_code import tools
@@ -54,6 +54,12 @@ def write(path: str, content: str) -> str:
     return tools.run("write_file", {"path": path, "content": content})
 
 
+def turn(request: str, path: str, content: str) -> str:
+    """A new request of the user's in which the agent writes one file: a turn of its own."""
+    tools.STATE["checkpoint"].begin(request)
+    return write(path, content)
+
+
 def head(repo: Path) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
@@ -63,63 +69,69 @@ def entry(repo: Path, path: str) -> str:
     return git(repo, "ls-files", "-s", "--", path).split("\t")[0]
 
 
-def tree_entry(repo: Path, rev: str, path: str) -> str:
-    return git(repo, "ls-tree", rev, "--", path).split("\t")[0]
+def own_entry(repo: Path, path: str) -> str:
+    """The path's entry in the newest snapshot, in Amas's own repository."""
+    return own_git(repo, "ls-tree", "refs/amas/keep", "--", path).split("\t")[0]
 
 
-def agent_commits(repo: Path) -> list[str]:
-    return [s for s in git(repo, "log", "--format=%s").splitlines() if s.startswith("[amas]")]
+def user_state(repo: Path) -> tuple:
+    """What undo and redo never write: the branch, the index, and so what git status shows."""
+    return head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")
 
 
-# Redo works in an ordinary repository ------------------------------------------------------------
+# Undo and redo never move the branch -------------------------------------------------------------
 
 
 def test_undo_then_redo_with_an_up_to_date_remote(remote, repo):
-    """The checkpoint's parent is pushed (origin/main is there): only undo of a pushed checkpoint
-    is refused, never the redo that puts an unpushed one back."""
+    """The branch never moves, so it stays level with its remote through edit, undo and redo."""
     as_agent()
     assert write("a.txt", "a by agent\n") == "Wrote a.txt (1 lines)."
-    checkpoint = head(repo)
+    pushed = git(repo, "rev-parse", "origin/main").strip()
     cp = Checkpoint()
     assert cp.undo().startswith("Undid")
-    assert Path("a.txt").read_text() == "a committed\n"
-    assert head(repo) == git(repo, "rev-parse", "origin/main").strip()  # the pushed commit
-    assert cp.redo().startswith("Redid")
-    assert Path("a.txt").read_text() == "a by agent\n" and head(repo) == checkpoint
+    assert Path("a.txt").read_text() == "a committed\n" and head(repo) == pushed
     assert git(repo, "status", "--porcelain") == ""
+    assert cp.redo().startswith("Redid")
+    assert Path("a.txt").read_text() == "a by agent\n" and head(repo) == pushed
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"  # uncommitted, the user's to commit
 
 
 def test_undo_and_redo_through_the_cli_with_a_remote_behind(remote, repo):
     Path("c.txt").write_text("user's own, committed, not pushed\n")
     git(repo, "add", "c.txt")
     git(repo, "commit", "-qm", "user: unpushed")
+    state = user_state(repo)
     as_agent()
-    write("a.txt", "a1\n")
-    write("b.txt", "b1\n")
+    turn("change a", "a.txt", "a1\n")
+    turn("change b", "b.txt", "b1\n")
     undone = amas("undo", "2")
-    assert undone.returncode == 0 and "Undid" in undone.stderr, undone.stdout + undone.stderr
+    assert undone.returncode == 0 and "Undid 2 turn(s)" in undone.stderr, undone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == (
         "a committed\n",
         "b committed\n",
     )
-    assert git(repo, "log", "-1", "--format=%s") == "user: unpushed\n"
+    assert user_state(repo) == state
     redone = amas("redo")
-    assert redone.returncode == 0 and "Redid" in redone.stderr, redone.stdout + redone.stderr
+    assert redone.returncode == 0 and "Redid 2 turn(s)" in redone.stderr, redone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == ("a1\n", "b1\n")
-    assert agent_commits(repo) == ["[amas] wrote b.txt", "[amas] wrote a.txt"]
-    assert git(repo, "status", "--porcelain") == ""
+    assert own_subjects(repo) == ["[amas] wrote b.txt", "[amas] wrote a.txt"]
+    assert git(repo, "log", "-1", "--format=%s") == "user: unpushed\n"
+    assert git(repo, "status", "--porcelain") == " M a.txt\n M b.txt\n"
 
 
-def test_undo_of_a_pushed_checkpoint_loses_nothing_the_remote_keeps_it(remote, repo):
-    """#37 coarsening (PLAN.md): the "already pushed" refusal went for room; undo then moves the
-    branch behind its remote, and the pushed commit stays there, for a pull to bring back."""
+def test_undo_of_an_edit_the_user_committed_and_pushed_leaves_the_branch_and_the_remote(
+    remote, repo
+):
+    """The work tree goes back; the commit stays on the branch and on the remote."""
     as_agent()
     write("a.txt", "a by agent\n")
+    git(repo, "commit", "-qam", "user: takes the agent's edit")
     git(repo, "push", "-q", "origin", "main")
     pushed = head(repo)
     assert "Undid" in Checkpoint().undo()
-    assert Path("a.txt").read_text() == "a committed\n" and head(repo) != pushed
+    assert Path("a.txt").read_text() == "a committed\n" and head(repo) == pushed
     assert git(repo, "rev-parse", "origin/main").strip() == pushed
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"
 
 
 def test_checkpoints_work_when_amas_starts_in_a_subfolder(repo, monkeypatch):
@@ -128,29 +140,28 @@ def test_checkpoints_work_when_amas_starts_in_a_subfolder(repo, monkeypatch):
     tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     assert write("mod.py", "x = 1\n") == "Wrote mod.py (1 lines)."
-    assert agent_commits(repo) == ["[amas] wrote mod.py"]
-    assert git(repo, "show", "--name-only", "--format=", "HEAD") == "src/pkg/mod.py\n"
+    assert own_subjects(repo) == ["[amas] wrote mod.py"]
+    assert own_git(repo, "show", "--name-only", "--format=", "refs/amas/keep") == "src/pkg/mod.py\n"
     done = amas("undo")
     assert done.returncode == 0 and "src/pkg/mod.py" in done.stderr, done.stdout + done.stderr
-    assert not Path("mod.py").exists() and agent_commits(repo) == []
+    assert not Path("mod.py").exists() and git(repo, "status", "--porcelain") == ""
 
 
 def test_git_gc_between_an_undo_and_its_redo(repo):
     Path("a.txt").write_text("uncommitted user edit\n")
     as_agent()
-    write("a.txt", "a by agent\n")
-    write("new/made.txt", "made by agent\n")
-    checkpoint, tree = head(repo), git(repo, "rev-parse", "HEAD^{tree}")
+    turn("edit a", "a.txt", "a by agent\n")
+    turn("make new", "new/made.txt", "made by agent\n")
+    state = user_state(repo)
     cp = Checkpoint()
     cp.undo(2)
     assert Path("a.txt").read_text() == "uncommitted user edit\n"
     assert not Path("new/made.txt").exists()
-    git(repo, "reflog", "expire", "--expire=now", "--all")
-    git(repo, "gc", "-q", "--prune=now")
-    assert cp.redo() == f"Redid {git(repo, 'rev-parse', 'HEAD~1').strip()[:7]} a.txt; " + (
-        f"{checkpoint[:7]} new/made.txt."
-    )
-    assert head(repo) == checkpoint and git(repo, "rev-parse", "HEAD^{tree}") == tree
+    for where in (git, own_git):  # the user's gc, and one in Amas's repository too
+        where(repo, "reflog", "expire", "--expire=now", "--all")
+        where(repo, "gc", "-q", "--prune=now")
+    assert cp.redo() == "Redid 2 turn(s): 'edit a': a.txt; 'make new': new/made.txt."
+    assert user_state(repo) == state
     assert Path("a.txt").read_text() == "a by agent\n"
     assert Path("new/made.txt").read_text() == "made by agent\n"
     cp.undo(2)  # and the bytes the undo needs survived too
@@ -163,33 +174,32 @@ def test_git_gc_between_an_undo_and_its_redo(repo):
 def test_redo_repeats_as_many_as_the_last_undo(repo):
     as_agent()
     for i in range(3):
-        write("a.txt", f"a{i}\n")
+        turn(f"a{i}", "a.txt", f"a{i}\n")
     cp = Checkpoint()
     cp.undo(2)
     assert Path("a.txt").read_text() == "a0\n"
-    assert cp.redo().count(" a.txt") == 2 and Path("a.txt").read_text() == "a2\n"
+    assert cp.redo() == "Redid 2 turn(s): 'a1': a.txt; 'a2': a.txt."
+    assert Path("a.txt").read_text() == "a2\n"
     with pytest.raises(Refused, match="Nothing to redo"):
         cp.redo()
     cp.undo(3)
     assert Path("a.txt").read_text() == "a committed\n"
     with pytest.raises(Refused, match="Nothing to undo"):
         cp.undo()
-    with pytest.raises(Refused, match="^Redid 3 of 4, then stopped: Nothing to redo"):
-        cp.redo(4)
+    assert cp.redo(4).startswith("Redid 3 turn(s)")  # as many as there are
     assert Path("a.txt").read_text() == "a2\n"
 
 
-def test_a_partial_redo_says_how_far_it_got(repo):
+def test_a_redo_keeps_what_the_user_changed_after_the_undo_and_names_it(repo):
     as_agent()
-    write("a.txt", "a1\n")
-    write("b.txt", "b1\n")
+    turn("change a", "a.txt", "a1\n")
+    turn("change b", "b.txt", "b1\n")
     cp = Checkpoint()
     cp.undo(2)
     Path("b.txt").write_text("user changed b after the undo\n")
-    with pytest.raises(Refused) as refused:
-        cp.redo(2)
-    assert str(refused.value).startswith("Redid 1 of 2, then stopped:")
-    assert "b.txt was changed" in str(refused.value)
+    done = cp.redo(2)
+    assert done.startswith("Redid 2 turn(s)")
+    assert done.endswith("Kept as they are, changed since: b.txt.")
     assert Path("a.txt").read_text() == "a1\n"
     assert Path("b.txt").read_text() == "user changed b after the undo\n"
 
@@ -197,25 +207,26 @@ def test_a_partial_redo_says_how_far_it_got(repo):
 def test_redo_before_any_undo_has_nothing_to_redo(repo):
     as_agent()
     write("a.txt", "a by agent\n")
-    with pytest.raises(Refused, match="^Nothing to redo on this branch"):
+    with pytest.raises(Refused, match="^Nothing to redo.$"):
         Checkpoint().redo()
     assert Path("a.txt").read_text() == "a by agent\n"
 
 
-def test_redo_after_an_undo_that_stopped_part_way(repo):
+def test_redo_after_an_undo_that_kept_a_file_keeps_it_again(repo):
     as_agent()
-    write("a.txt", "a by agent\n")
-    write("b.txt", "b by agent\n")
+    turn("change a", "a.txt", "a by agent\n")
+    turn("change b", "b.txt", "b by agent\n")
     Path("a.txt").write_text("the user's later edit\n")
-    with pytest.raises(Refused, match="^Undid 1 of 2, then stopped: a.txt was changed"):
-        Checkpoint().undo(2)
+    undone = Checkpoint().undo(2)
+    assert undone.startswith("Undid 2 turn(s)") and "changed since: a.txt." in undone
     assert Path("b.txt").read_text() == "b committed\n"
-    assert Checkpoint().redo() == f"Redid {head(repo)[:7]} b.txt."
+    redone = Checkpoint().redo()
+    assert redone.startswith("Redid 2 turn(s)") and "changed since: a.txt." in redone
     assert Path("b.txt").read_text() == "b by agent\n"
     assert Path("a.txt").read_text() == "the user's later edit\n"
 
 
-def test_redo_refuses_when_the_user_committed_after_the_undo(repo):
+def test_a_user_commit_after_the_undo_does_not_block_redo_and_the_branch_stays(repo):
     as_agent()
     write("a.txt", "a by agent\n")
     cp = Checkpoint()
@@ -223,120 +234,121 @@ def test_redo_refuses_when_the_user_committed_after_the_undo(repo):
     Path("c.txt").write_text("user's\n")
     git(repo, "add", "c.txt")
     git(repo, "commit", "-qm", "user: after the undo")
-    state = head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")
-    with pytest.raises(Refused, match="HEAD"):
-        cp.redo()
-    assert (head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")) == state
-    assert Path("a.txt").read_text() == "a committed\n"
+    commit, index = head(repo), git(repo, "ls-files", "-s")
+    assert cp.redo().startswith("Redid")
+    assert (head(repo), git(repo, "ls-files", "-s")) == (commit, index)
+    assert Path("a.txt").read_text() == "a by agent\n" and Path("c.txt").read_text() == "user's\n"
+    assert git(repo, "status", "--porcelain") == " M a.txt\n"
 
 
-def test_undo_and_redo_of_the_first_commit_in_an_empty_repository(isolated):
+def test_undo_and_redo_in_an_empty_repository_never_make_a_commit(isolated):
     git_init(isolated)
     as_agent()
     write("first.txt", "first\n")
     cp = Checkpoint()
     cp.undo()
-    unborn = subprocess.run(
-        ["git", "rev-parse", "-q", "--verify", "HEAD"], capture_output=True, check=False
-    )
-    assert unborn.returncode and not Path("first.txt").exists()
-    assert git(isolated, "ls-files") == ""
+    assert branch_head(isolated) == ""
+    assert not Path("first.txt").exists() and git(isolated, "ls-files") == ""
     cp.redo()
-    assert agent_commits(isolated) == ["[amas] wrote first.txt"]
-    assert (
-        Path("first.txt").read_text() == "first\n" and git(isolated, "status", "--porcelain") == ""
-    )
+    assert own_subjects(isolated) == ["[amas] wrote first.txt"]
+    assert branch_head(isolated) == ""
+    assert Path("first.txt").read_text() == "first\n"
+    assert git(isolated, "status", "--porcelain") == "?? first.txt\n"
 
 
-def commit_during_the_checks(monkeypatch, root: Path) -> None:
-    """The user commits between an undo's checks and its move of the branch."""
-    check = Checkpoint._check
+def commit_during_the_undo(monkeypatch, root: Path) -> None:
+    """The user commits a file of their own while an undo is under way, before it writes files."""
+    restore = Checkpoint._restore
 
-    def check_then_commit(self, *args, **kwargs):
-        check(self, *args, **kwargs)
-        git(root, "commit", "-q", "--allow-empty", "-m", "user: meanwhile")
+    def commit_then_restore(self, *args, **kwargs):
+        Path(root, "user.txt").write_text("committed meanwhile\n")
+        git(root, "add", "user.txt")
+        git(root, "commit", "-qm", "user: meanwhile")
+        monkeypatch.setattr(Checkpoint, "_restore", restore)  # once
+        restore(self, *args, **kwargs)
 
-    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
+    monkeypatch.setattr(Checkpoint, "_restore", commit_then_restore)
 
 
 def test_a_first_commit_made_during_the_undo_is_never_lost(isolated, monkeypatch):
-    """The undo of the only checkpoint deletes the branch; `update-ref -d` is given the expected
-    old value, so a commit the user makes meanwhile survives."""
     git_init(isolated)
     as_agent()
     write("first.txt", "first\n")
-    commit_during_the_checks(monkeypatch, isolated)
-    with pytest.raises((Refused, GitCommandError)):
-        Checkpoint().undo()
-    assert git(isolated, "log", "--format=%s") == "user: meanwhile\n[amas] wrote first.txt\n"
-    assert Path("first.txt").read_text() == "first\n"
+    commit_during_the_undo(monkeypatch, isolated)
+    assert Checkpoint().undo().startswith("Undid")
+    assert git(isolated, "log", "--format=%s") == "user: meanwhile\n"
+    assert not Path("first.txt").exists()
+    assert Path("user.txt").read_text() == "committed meanwhile\n"
 
 
-def test_a_new_edit_clears_the_redo_stack(repo):
+def test_a_new_edit_keeps_the_redo_stack_and_redo_keeps_the_new_edit(repo):
     as_agent()
-    write("a.txt", "a by agent\n")
+    turn("edit a", "a.txt", "a by agent\n")
     cp = Checkpoint()
     cp.undo()
-    write("b.txt", "b by agent, a new edit\n")
-    with pytest.raises(Refused, match="Nothing to redo"):
-        Checkpoint().redo()
-    assert Path("a.txt").read_text() == "a committed\n"
-    assert agent_commits(repo) == ["[amas] wrote b.txt"]
-    assert [message for _, _, message in Checkpoint().history()] == ["[amas] wrote b.txt"]
+    turn("edit b", "b.txt", "b by agent, a new edit\n")
+    assert [request for _, request, _ in Checkpoint().history()] == ["edit b"]
+    assert Checkpoint().redo() == "Redid 1 turn(s): 'edit a': a.txt."
+    assert Path("a.txt").read_text() == "a by agent\n"
+    assert Path("b.txt").read_text() == "b by agent, a new edit\n"
+    assert cp.undo() == "Undid 1 turn(s): 'edit a': a.txt."  # redo had put it on top
+    turn("edit a again", "a.txt", "a, the agent's second try\n")
+    assert Checkpoint().redo(1).endswith("Kept as they are, changed since: a.txt.")
+    assert Path("a.txt").read_text() == "a, the agent's second try\n"  # the newer change stays
 
 
 def test_history_lists_the_newest_first_and_undo_takes_it_back(repo):
     as_agent()
     for name in ("a.txt", "b.txt", "c.txt"):
-        write(name, f"{name} by agent\n")
+        turn(f"write {name}", name, f"{name} by agent\n")
     shown = Checkpoint().history(2)
-    assert [m for _, _, m in shown] == ["[amas] wrote c.txt", "[amas] wrote b.txt"]
-    assert shown[0][0] == head(repo)[:7]
+    assert [row[1:] for row in shown] == [("write c.txt", "c.txt"), ("write b.txt", "b.txt")]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", shown[0][0])
     Checkpoint().undo()
-    assert next(m for _, _, m in Checkpoint().history()) == "[amas] wrote b.txt"
+    assert Checkpoint().history()[0][1] == "write b.txt"
 
 
 def test_history_shows_the_latest_twenty_by_default(repo):
     as_agent()
     for i in range(21):
-        write("a.txt", f"a{i}\n")
+        turn(f"a{i}", "a.txt", f"a{i}\n")
     shown = Checkpoint().history()
-    assert len(shown) == 20 and shown[0][0] == head(repo)[:7]
-    assert shown[-1][0] == git(repo, "rev-parse", "HEAD~19").strip()[:7]
+    assert len(shown) == 20 and shown[0][1] == "a20" and shown[-1][1] == "a1"
 
 
-# Exact bytes and index entries -------------------------------------------------------------------
+# Exact bytes and modes, the index left alone ----------------------------------------------------
 
 
 def test_an_executable_keeps_mode_100755_in_the_checkpoint_and_after_undo_and_redo(repo):
     assert entry(repo, "run.sh").startswith("100755")
     as_agent()
     write("run.sh", "#!/bin/sh\necho agent\n")
-    assert tree_entry(repo, "HEAD", "run.sh").startswith("100755")
+    assert own_entry(repo, "run.sh").startswith("100755")
     assert entry(repo, "run.sh").startswith("100755") and os.access("run.sh", os.X_OK)
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == " M run.sh\n"  # content only, no mode change
     cp = Checkpoint()
     cp.undo()
     assert Path("run.sh").read_text() == "#!/bin/sh\necho committed\n"
-    assert entry(repo, "run.sh").startswith("100755") and os.access("run.sh", os.X_OK)
+    assert os.access("run.sh", os.X_OK) and git(repo, "status", "--porcelain") == ""
     cp.redo()
     assert Path("run.sh").read_text() == "#!/bin/sh\necho agent\n"
-    assert tree_entry(repo, "HEAD", "run.sh").startswith("100755")
     assert entry(repo, "run.sh").startswith("100755") and os.access("run.sh", os.X_OK)
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == " M run.sh\n"
 
 
 def test_an_ordinary_file_stays_100644(repo):
     as_agent()
     write("a.txt", "a by agent\n")
     write("fresh.txt", "new\n")
-    assert tree_entry(repo, "HEAD", "a.txt").startswith("100644")
-    assert tree_entry(repo, "HEAD", "fresh.txt").startswith("100644")
-    assert git(repo, "status", "--porcelain") == ""
+    assert own_entry(repo, "a.txt").startswith("100644")
+    assert own_entry(repo, "fresh.txt").startswith("100644")
+    assert not os.access("a.txt", os.X_OK) and not os.access("fresh.txt", os.X_OK)
+    assert git(repo, "status", "--porcelain") == " M a.txt\n?? fresh.txt\n"
 
 
-def test_undo_gives_back_the_users_own_index_entry(repo):
-    """The user made a.txt executable and staged other bytes: undo restores both exactly."""
+def test_undo_leaves_the_users_own_index_entry_and_gives_back_the_file_and_its_mode(repo):
+    """The user made a.txt executable and staged other bytes: the agent's edit and its undo leave
+    the index as the user made it, and undo gives back the unstaged bytes and the mode."""
     Path("a.txt").chmod(0o755)
     Path("a.txt").write_text("staged by the user\n")
     git(repo, "add", "a.txt")
@@ -345,10 +357,10 @@ def test_undo_gives_back_the_users_own_index_entry(repo):
     assert staged.startswith("100755")
     as_agent()
     write("a.txt", "a by agent\n")
-    assert tree_entry(repo, "HEAD", "a.txt").startswith("100755")
+    assert own_entry(repo, "a.txt").startswith("100755") and entry(repo, "a.txt") == staged
     Checkpoint().undo()
     assert entry(repo, "a.txt") == staged and git(repo, "status", "--porcelain") == status
-    assert Path("a.txt").read_text() == "unstaged on top\n"
+    assert Path("a.txt").read_text() == "unstaged on top\n" and os.access("a.txt", os.X_OK)
 
 
 def test_an_edit_keeps_bytes_that_are_not_utf8_and_undo_gives_them_back(repo):
@@ -370,8 +382,7 @@ def test_redo_of_a_file_whose_folder_the_user_deleted(repo):
     subprocess.run(["rm", "-rf", "pkg"], check=True)
     assert cp.redo().startswith("Redid")
     assert Path("pkg/sub/mod.py").read_text() == "x = 1\n"
-    assert git(repo, "ls-files", "pkg") == "pkg/sub/mod.py\n"
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == "?? pkg/\n"
 
 
 def test_file_names_starting_with_a_dash(repo):
@@ -382,33 +393,33 @@ def test_file_names_starting_with_a_dash(repo):
     as_agent()
     assert write("-e.txt", "dash by agent\n") == "Wrote -e.txt (1 lines)."
     assert write("--new.txt", "new dash file\n") == "Wrote --new.txt (1 lines)."
-    assert agent_commits(repo) == ["[amas] wrote --new.txt", "[amas] wrote -e.txt"]
-    assert git(repo, "show", "HEAD:--new.txt") == "new dash file\n"
+    assert own_subjects(repo) == ["[amas] wrote --new.txt", "[amas] wrote -e.txt"]
+    assert own_git(repo, "show", "refs/amas/keep:--new.txt") == "new dash file\n"
     cp = Checkpoint()
-    assert cp.undo(2).startswith("Undid")
+    assert cp.undo().startswith("Undid 1 turn(s): '': --new.txt, -e.txt.")
     assert Path("-e.txt").read_text() == "dash, uncommitted\n" and not Path("--new.txt").exists()
-    assert git(repo, "ls-files", "--", "--new.txt") == ""
     assert cp.redo().startswith("Redid")
     assert Path("-e.txt").read_text() == "dash by agent\n"
     assert Path("--new.txt").read_text() == "new dash file\n"
-    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "status", "--porcelain") == " M -e.txt\n?? --new.txt\n"
     Path("-e.txt").write_text("the user changed it again\n")
-    with pytest.raises(Refused, match="-e.txt was changed"):
-        cp.undo(2)
+    assert cp.undo().endswith("Kept as they are, changed since: -e.txt.")
+    assert Path("-e.txt").read_text() == "the user changed it again\n"
+    assert not Path("--new.txt").exists()
 
 
-# Undo refuses when it cannot be exact ------------------------------------------------------------
+# Undo while git waits on the user: the work tree only ---------------------------------------------
 
 
 def side_commit(repo: Path, content: str) -> str:
     """A commit on another branch that changes b.txt; main changes it too, so applying conflicts."""
     git(repo, "checkout", "-qb", "side")
     Path("b.txt").write_text(content)
-    git(repo, "commit", "-qam", "user: side change")
+    git(repo, "commit", "-qm", "user: side change", "b.txt")
     sha = head(repo)
     git(repo, "checkout", "-q", "main")
     Path("b.txt").write_text("main's b\n")
-    git(repo, "commit", "-qam", "user: main change")
+    git(repo, "commit", "-qm", "user: main change", "b.txt")
     return sha
 
 
@@ -423,9 +434,9 @@ def start_cherry_pick(repo: Path) -> None:
 
 def start_revert(repo: Path) -> None:
     Path("b.txt").write_text("b changed\n")
-    git(repo, "commit", "-qam", "user: change b")
+    git(repo, "commit", "-qm", "user: change b", "b.txt")
     Path("b.txt").write_text("b changed again\n")
-    git(repo, "commit", "-qam", "user: change b again")
+    git(repo, "commit", "-qm", "user: change b again", "b.txt")
     stopped(repo, "revert", "--no-edit", "HEAD~1")
 
 
@@ -444,103 +455,101 @@ def start_am(repo: Path) -> None:
         (start_am, "rebase-apply"),
     ],
 )
-def test_undo_and_redo_refuse_while_git_is_busy(repo, start, name):
-    """A cherry-pick, revert or `git am` stopped on a conflict: undo and redo change nothing."""
+def test_undo_and_redo_while_git_is_busy_write_only_the_work_tree(repo, start, name):
+    """A cherry-pick, revert or `git am` stopped on a conflict: undo and redo take back and put
+    back the agent's file, and leave HEAD, the index and git's operation as the user has them."""
     as_agent()
-    write("a.txt", "a1\n")
-    write("a.txt", "a2\n")
+    turn("a1", "a.txt", "a1\n")
+    turn("a2", "a.txt", "a2\n")
     Checkpoint().undo()  # something to undo, and something to redo
     start(repo)
     assert Path(".git", name).exists()
-    state = head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")
-    for action in (Checkpoint().undo, Checkpoint().redo):
-        with pytest.raises(Refused, match=f"\\.git/{name} exists"):
-            action()
-    assert (head(repo), git(repo, "ls-files", "-s"), git(repo, "status", "--porcelain")) == state
-    assert Path("a.txt").read_text() == "a1\n"
+    head_and_index = head(repo), git(repo, "ls-files", "-s")
+    assert Checkpoint().undo() == "Undid 1 turn(s): 'a1': a.txt."
+    assert Path("a.txt").read_text() == "a committed\n"
+    assert (head(repo), git(repo, "ls-files", "-s")) == head_and_index
+    assert Checkpoint().redo() == "Redid 1 turn(s): 'a1': a.txt."
+    assert Path("a.txt").read_text() == "a1\n" and Path(".git", name).exists()
     done = amas("undo")
-    assert done.returncode == 1 and f".git/{name} exists" in done.stderr
-    assert "Traceback" not in done.stderr and head(repo) == state[0]
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert (head(repo), git(repo, "ls-files", "-s")) == head_and_index
+    assert Path(".git", name).exists() and Path("a.txt").read_text() == "a committed\n"
 
 
-@pytest.mark.parametrize("start", [start_cherry_pick, start_revert, start_am])
-def test_an_edit_while_git_is_busy_makes_no_checkpoint_and_says_so(repo, start, capsys):
+
+
+@pytest.mark.parametrize(
+    "start",
+    [
+        start_cherry_pick,
+        start_revert,
+        start_am,
+    ],
+)
+def test_an_edit_while_git_is_busy_is_checkpointed_and_undone(repo, start, capsys):
     start(repo)
-    before = head(repo)
+    before = head(repo), git(repo, "ls-files", "-s")
     as_agent()
     capsys.readouterr()
-    result = write("a.txt", "a by agent during it\n")
-    assert "Wrote a.txt" in result or "not applied" in result
-    assert head(repo) == before and agent_commits(repo) == []
-    shown = capsys.readouterr().err
-    assert "No checkpoint, so no /undo, for this change: .git/" in shown
+    assert write("a.txt", "a by agent during it\n") == "Wrote a.txt (1 lines)."
+    assert "No snapshot" not in capsys.readouterr().err
+    assert "a.txt" in Checkpoint().undo() and Path("a.txt").read_text() == "a committed\n"
+    assert (head(repo), git(repo, "ls-files", "-s")) == before
 
 
 def test_a_commit_made_during_the_undo_is_never_lost(repo, monkeypatch):
-    """update-ref is given the expected old value: a commit the user makes between undo's checks
-    and its move of the branch makes git refuse, and the user's commit stays."""
     as_agent()
     write("a.txt", "a by agent\n")
-    check = Checkpoint._check
-
-    def check_then_commit(self, *args, **kwargs):
-        check(self, *args, **kwargs)
-        Path("user.txt").write_text("committed meanwhile\n")
-        git(repo, "add", "user.txt")
-        git(repo, "commit", "-qm", "user: meanwhile")
-
-    monkeypatch.setattr(Checkpoint, "_check", check_then_commit)
-    with pytest.raises((Refused, GitCommandError)):
-        Checkpoint().undo()
-    assert git(repo, "log", "--format=%s", "-2") == "user: meanwhile\n[amas] wrote a.txt\n"
-    assert Path("a.txt").read_text() == "a by agent\n"
+    commit_during_the_undo(monkeypatch, repo)
+    assert Checkpoint().undo().startswith("Undid")
+    assert git(repo, "log", "--format=%s", "-2") == "user: meanwhile\nuser: initial\n"
+    assert Path("a.txt").read_text() == "a committed\n"
     assert Path("user.txt").read_text() == "committed meanwhile\n"
 
 
-def test_a_refused_undo_leaves_the_index_as_it_was(repo, monkeypatch):
+def test_an_undo_git_refuses_leaves_the_files_and_the_index_and_can_be_tried_again(repo):
     as_agent()
     write("a.txt", "a by agent\n")
-    commit_during_the_checks(monkeypatch, repo)
-    with pytest.raises(Refused, match="git refused to move the branch"):
+    Path(".git/amas/repo/index.lock").write_text("")  # another git process holds the snapshots
+    state = user_state(repo)
+    with pytest.raises(Refused, match="index.lock"):
         Checkpoint().undo()
-    assert git(repo, "status", "--porcelain") == ""  # the index still matches HEAD and the file
+    assert user_state(repo) == state and Path("a.txt").read_text() == "a by agent\n"
+    Path(".git/amas/repo/index.lock").unlink()
+    assert Checkpoint().undo().startswith("Undid 1 turn(s)")
+    assert Path("a.txt").read_text() == "a committed\n"
 
 
-def test_a_stale_branch_lock_makes_undo_refuse_in_one_line_and_change_nothing(repo):
+def test_a_stale_branch_lock_does_not_stop_undo_and_the_branch_stays(repo):
     as_agent()
     write("a.txt", "a by agent\n")
     Path(".git/refs/heads/main.lock").write_text("")
+    branch = head(repo)
     done = amas("undo", cwd=repo)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "git refused to move the branch" in done.stderr and "main.lock" in done.stderr
-    assert git(repo, "status", "--porcelain") == "" and Path("a.txt").read_text() == "a by agent\n"
+    assert done.returncode == 0 and "Traceback" not in done.stderr
+    assert Path("a.txt").read_text() == "a committed\n" and head(repo) == branch
+    assert git(repo, "status", "--porcelain") == "" and Path(".git/refs/heads/main.lock").exists()
 
 
-def test_a_git_failure_while_saving_is_reported_to_the_model(repo):
-    """Another git process holds the branch (refs/heads/main.lock): the model is told no
-    checkpoint was made, with git's reason, and no half-made checkpoint is left."""
+def test_a_stale_branch_lock_does_not_stop_an_edit_or_its_checkpoint(repo):
+    """Another git process holds the branch (refs/heads/main.lock): Amas never writes the
+    branch, so the edit is made and recorded."""
     as_agent()
     Path(".git/refs/heads/main.lock").write_text("")
-    result = write("a.txt", "a by agent\n")
-    assert "main.lock" in result, result
-    if Path("a.txt").read_text() == "a by agent\n":
-        assert "No checkpoint was made" in result
-    else:
-        assert result.startswith("Error: not applied") and "checkpoint" in result
-    assert agent_commits(repo) == [] and head(repo) == git(repo, "rev-parse", "main").strip()
-    Path(".git/refs/heads/main.lock").unlink()
-    with pytest.raises(Refused, match="Nothing to undo"):
-        Checkpoint().undo()
+    assert write("a.txt", "a by agent\n") == "Wrote a.txt (1 lines)."
+    assert own_subjects(repo) == ["[amas] wrote a.txt"]
+    assert head(repo) == git(repo, "rev-parse", "main").strip()
+    assert "a.txt" in Checkpoint().undo() and Path("a.txt").read_text() == "a committed\n"
 
 
-def test_a_failed_checkpoint_leaves_the_users_index_entry(repo):
+def test_a_failed_checkpoint_leaves_the_users_index_entry_and_the_file(repo):
     Path("a.txt").write_text("staged by the user\n")
     git(repo, "add", "a.txt")
     staged = entry(repo, "a.txt")
     as_agent()
-    Path(".git/refs/heads/main.lock").write_text("")
-    write("a.txt", "a by agent\n")
-    assert entry(repo, "a.txt") == staged
+    Path(".git/amas/repo/index.lock").write_text("")  # no snapshot can be taken
+    assert "declined" in write("a.txt", "a by agent\n")  # no /undo: --yes asks, no terminal
+    assert entry(repo, "a.txt") == staged and Path("a.txt").read_text() == "staged by the user\n"
 
 
 def test_stars_are_written_unless_they_would_replace_a_masked_secret(isolated, monkeypatch):
@@ -628,7 +637,7 @@ def test_git_checkout_of_an_existing_file_runs_under_yes_and_undo_takes_it_back(
     assert not tools.destructive("git checkout a.txt")
     assert shell("git checkout -q HEAD a.txt").endswith("[exit code 0]")
     assert Path("a.txt").read_text() != "uncommitted work\n"
-    assert "ran git checkout -q HEAD a.txt" in Checkpoint().undo()
+    assert Checkpoint().undo() == "Undid 1 turn(s): '': a.txt."
     assert Path("a.txt").read_text() == "uncommitted work\n"
     Path("checkout").write_text("a file named like the subcommand is no argument of it\n")
     result = shell("git checkout -q feature")  # a branch, not a file: it runs
@@ -859,5 +868,6 @@ def test_the_exec_bit_survives_a_write_without_checkpoints(isolated):
     Path("tool.sh").write_text("#!/bin/sh\n")
     Path("tool.sh").chmod(0o750)
     as_agent()
+    tools.STATE["checkpoint"] = Checkpoint(".", enabled=False)
     write("tool.sh", "#!/bin/sh\necho new\n")
     assert stat.S_IMODE(Path("tool.sh").stat().st_mode) == 0o750

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import amas, git, git_init
+from conftest import amas, git, git_init, own_git, own_subjects
 from fake_llm import text, tool
 
 from amas_code import tools
@@ -38,11 +38,11 @@ def run_yes(llm, *commands: str, task: str = "do it") -> subprocess.CompletedPro
     return amas(*base, env={"OPENAI_API_KEY": "sk-x"})
 
 
-def reachable_blobs(repo: Path) -> set[str]:
-    """Every blob reachable from a ref, after `git gc --prune=now` dropped the rest."""
+def held_objects(repo: Path) -> set[str]:
+    """Every object Amas's snapshots hold, after the user's `git gc --prune=now` dropped what
+    no ref of theirs reaches."""
     git(repo, "gc", "-q", "--prune=now")
-    listed = git(repo, "rev-list", "--objects", "--all").split()
-    return {o for o in listed if len(o) == 40 and git(repo, "cat-file", "-t", o).strip() == "blob"}
+    return set(own_git(repo, "rev-list", "--objects", "refs/amas/keep").split())
 
 
 def blob_of(data: str) -> str:
@@ -65,9 +65,9 @@ def test_a_command_over_uncommitted_edits_is_undone_exactly_after_gc(repo, llm, 
     done = run_yes(llm, command)
     assert done.returncode == 0, done.stdout + done.stderr
     assert Path("src/m.py").read_text() != EDITS  # the command ran, unasked, under --yes
-    assert blob_of(EDITS) in reachable_blobs(repo)  # the edits are in git, whatever happens next
+    assert blob_of(EDITS) in held_objects(repo)  # the edits are kept, whatever happens next
     undone = amas("undo")  # a second session
-    assert undone.returncode == 0 and "Undid" in undone.stderr and "ran " in undone.stderr
+    assert undone.returncode == 0 and "Undid 1 turn(s): 'do it': " in undone.stderr
     assert Path("src/m.py").read_text() == EDITS
     assert not Path("other.py").exists() and not Path("moved.py").exists()  # new files go
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == staged
@@ -88,18 +88,19 @@ def test_what_a_command_creates_deletes_and_changes_comes_back(repo, llm):
     assert "Undid" in amas("undo").stderr
     assert Path("src/m.py").read_text() == EDITS
     assert Path("notes.txt").read_text() == "the user's untracked notes\n"
-    assert not Path("gen").exists()  # the new directories go too
+    assert [p.as_posix() for p in Path("gen").rglob("*")] == ["gen/deep"]  # files go, folders stay
     assert Path("debug.log").read_text() == "ignored by git\n"  # never touched
+    assert git(repo, "status", "--porcelain") == " M src/m.py\n?? notes.txt\n"
 
 
-def test_a_file_the_user_changed_after_the_command_makes_undo_refuse(repo, llm):
+def test_a_file_the_user_changed_after_the_command_is_kept_and_named_and_the_rest_undone(repo, llm):
     run_yes(llm, "echo agent > src/m.py && echo new > made.txt")
     Path("src/m.py").write_text("the user's fix after the command\n")
     undone = amas("undo")
-    assert undone.returncode == 1
-    assert "src/m.py was changed after" in undone.stderr
+    assert undone.returncode == 0
+    assert "Kept as they are, changed since: src/m.py." in undone.stderr
     assert Path("src/m.py").read_text() == "the user's fix after the command\n"
-    assert Path("made.txt").read_text() == "new\n"  # nothing undone, not even the other file
+    assert not Path("made.txt").exists()  # what the user did not touch is taken back
 
 
 def test_a_command_that_changes_nothing_leaves_no_record(repo, llm):
@@ -107,34 +108,42 @@ def test_a_command_that_changes_nothing_leaves_no_record(repo, llm):
     assert "No checkpoints yet." in amas("checkpoint").stderr
 
 
-def test_checkpoint_lists_the_command_and_undo_mixes_with_file_checkpoints(repo, llm):
+def test_checkpoint_lists_turns_and_undo_takes_back_an_edit_and_a_command_together(repo, llm):
     llm.queue(tool("write_file", {"path": "a.py", "content": "a = 1\n"}))
-    run_yes(llm, "echo b > b.txt")
+    run_yes(llm, "echo c > c.txt", task="write a, run c")
+    run_yes(llm, "echo b > b.txt", task="run b")
     listed = amas("checkpoint").stderr
-    assert "ran echo b > b.txt" in listed and "[amas] wrote a.py" in listed
-    assert listed.index("ran echo b") < listed.index("wrote a.py")  # newest first
-    assert "ran echo b" in amas("undo").stderr and not Path("b.txt").exists()
-    assert "a.py" in amas("undo").stderr and not Path("a.py").exists()
+    assert "write a, run c" in listed and "a.py, c.txt" in listed and "run b" in listed
+    assert listed.index("run b") < listed.index("write a, run c")  # newest first
+    assert "'run b': b.txt" in amas("undo").stderr and not Path("b.txt").exists()
+    assert Path("a.py").exists() and Path("c.txt").exists()
+    undone = amas("undo").stderr  # the edit and the command of one request, in one step
+    assert "'write a, run c': a.py, c.txt" in undone
+    assert not Path("a.py").exists() and not Path("c.txt").exists()
     assert Path("src/m.py").read_text() == EDITS
     assert amas("redo", "2").returncode == 0
     assert Path("a.py").read_text() == "a = 1\n" and Path("b.txt").read_text() == "b\n"
+    assert Path("c.txt").read_text() == "c\n"
 
 
 def test_a_big_untracked_file_is_not_copied_into_git(repo, llm):
     with open("dump.bin", "wb") as dump:
         dump.truncate(60_000_000)  # 60 MB of zeros: git would store them compressed, count the blob
-    run_yes(llm, "echo small > small.txt")
-    objects = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectsize)")
-    assert max(int(size) for size in objects.split()) < 1_000_000
-    assert "ran echo small" in amas("checkpoint").stderr
+    done = run_yes(llm, "echo small > small.txt")
+    assert done.stderr.count("Not in /undo's snapshots: dump.bin") == 1  # once a session
+    for where in (git, own_git):
+        objects = where(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectsize)")
+        assert max(int(size) for size in objects.split()) < 1_000_000
+    listed = amas("checkpoint").stderr
+    assert "small.txt" in listed and "dump.bin" not in listed
 
 
 def test_when_no_snapshot_can_be_taken_the_command_asks_even_under_yes(repo, llm):
-    Checkpoint(".").snapshot()  # makes .git/amas/
-    Path(".git/amas/index.lock").write_text("")  # another amas is taking one
+    Checkpoint(".")  # makes .git/amas/repo
+    Path(".git/amas/repo/index.lock").write_text("")  # another git process is taking one
     done = run_yes(llm, "echo x > src/m.py")
-    assert "No snapshot, so no /undo, for this command" in done.stderr
-    assert "→ no (no terminal to ask" in done.stderr
+    assert "No snapshot, so no /undo, for this change" in done.stderr
+    assert "Run it with no /undo? → no (no terminal to ask" in done.stderr
     assert Path("src/m.py").read_text() == EDITS
 
 
@@ -146,8 +155,9 @@ def test_the_snapshot_leaves_the_users_index_and_files_untouched(repo):
     status = git(repo, "status", "--porcelain")
     snapshot = Checkpoint(".").snapshot()
     assert Path(".git/index").read_bytes() == index and git(repo, "status", "--porcelain") == status
-    assert git(repo, "show", f"{snapshot}:staged.py") == "staged, then edited\n"
-    assert git(repo, "show", f"{snapshot}:src/m.py") == EDITS
+    assert own_git(repo, "show", f"{snapshot}:staged.py") == "staged, then edited\n"
+    assert own_git(repo, "show", f"{snapshot}:src/m.py") == EDITS
+    assert git(repo, "for-each-ref") == git(repo, "for-each-ref", "refs/heads")  # no ref of ours
 
 
 def test_outside_git_commands_run_as_before(isolated, llm):
@@ -157,12 +167,20 @@ def test_outside_git_commands_run_as_before(isolated, llm):
 
 
 def test_the_undo_stack_is_capped(repo, monkeypatch):
-    monkeypatch.setattr("amas_code.checkpoint.MAX_RECORDS", 3)
-    tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
+    monkeypatch.setattr("amas_code.checkpoint.MAX_TURNS", 3)
+    checkpoint = Checkpoint(".")
+    tools.STATE.update(checkpoint=checkpoint, root=repo)
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     for n in range(5):
+        checkpoint.begin(f"turn {n}")
         tools.run("shell_command", {"command": f"echo {n} > n.txt"})
-    assert [m for _, _, m in Checkpoint(".").history()] == [f"ran echo {n} > n.txt" for n in (4, 3, 2)]
+    assert [request for _, request, _ in Checkpoint(".").history()] == [
+        "turn 4",
+        "turn 3",
+        "turn 2",
+    ]
+    assert Checkpoint(".").undo(5).startswith("Undid 3 turn(s)")
+    assert Path("n.txt").read_text() == "1\n"  # the oldest turns are no longer undone
 
 
 # The rest of #37: nothing leaked, nothing turned off by a typo ---------------------------------
@@ -174,7 +192,9 @@ def test_a_boolean_given_as_a_string_stops_amas_at_the_start(isolated, setting):
     done = amas("checkpoint")
     assert done.returncode == 1
     key = setting.split(":")[0]
-    assert f"Setting {key}: expected bool, got" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert (
+        f"Setting {key}: expected bool, got" in done.stderr and len(done.stderr.splitlines()) == 1
+    )
 
 
 def test_the_input_history_is_created_readable_by_its_owner_only(isolated):
@@ -200,14 +220,26 @@ def test_a_command_cut_short_by_ctrl_c_is_still_recorded_and_undone(repo, llm, c
     assert Path("src/m.py").read_text() == EDITS and not Path("started").exists()
 
 
-def test_a_nested_repository_with_no_commit_does_not_stop_the_snapshots(repo, llm):
-    done = run_yes(llm, "git init -q vendor/lib && echo x > vendor/lib/a.txt", "echo y > b.txt")
-    assert "No snapshot" not in done.stderr
+@pytest.mark.parametrize(
+    "where",
+    [
+        "lib",
+        "vendor/lib",
+    ],
+)
+def test_a_nested_repository_with_no_commit_does_not_stop_the_snapshots(repo, llm, where):
+    done = run_yes(llm, f"git init -q {where} && echo x > {where}/a.txt", "echo y > b.txt")
+    assert "No snapshot" not in done.stderr and "No /undo" not in done.stderr
+    assert f"Not in /undo's snapshots: {where.split('/')[0]}/" in done.stderr  # its new top folder
     assert Path("b.txt").read_text() == "y\n"
-    assert "ran echo y > b.txt" in amas("checkpoint").stderr
+    undone = amas("undo")
+    assert "b.txt" in undone.stderr and not Path("b.txt").exists()
+    assert Path(where, "a.txt").read_text() == "x\n"  # left out, so never taken back
 
 
-def test_a_multi_line_command_is_listed_by_its_first_line(repo, llm):
-    run_yes(llm, "cat > src/m.py <<'EOF'\nprint('x')\nEOF")
+def test_a_multi_line_command_is_named_by_its_first_line(repo, llm):
+    done = run_yes(llm, "cat > src/m.py <<'EOF'\nprint('x')\nEOF")
+    assert "ran cat > src/m.py <<'EOF'" in done.stderr  # the turn's summary
+    assert own_subjects(repo) == ["[amas] ran cat > src/m.py <<'EOF'"]
     listed = amas("checkpoint").stderr
-    assert "ran cat > src/m.py <<'EOF'" in listed and "print('x')" not in listed
+    assert "src/m.py" in listed and "print('x')" not in listed

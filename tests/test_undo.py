@@ -51,11 +51,13 @@ def write(path: str, content: str) -> tuple:
 
 
 def own_blobs(root: Path) -> set[str]:
-    """The blobs reachable in Amas's own repository after `git gc --prune=now` in both repositories."""
+    """The blobs Amas's own repository holds a copy of and reaches from its ref, after
+    `git gc --prune=now` in both repositories (it reads the user's objects as alternates)."""
     git(root, "gc", "-q", "--prune=now")
     env = {**os.environ, "GIT_DIR": str(root / OWN)}
-    subprocess.run(["git", "gc", "-q", "--prune=now"], env=env, check=True)
-    listed = subprocess.run(["git", "rev-list", "--objects", "--all"], env=env, capture_output=True)
+    reads = {**env, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(root / ".git/objects")}
+    subprocess.run(["git", "gc", "-q", "--prune=now"], env=reads, check=True)
+    listed = subprocess.run(["git", "rev-list", "--objects", "--all"], env=reads, capture_output=True)
     names = {line.split()[0] for line in listed.stdout.decode().splitlines()}
     return {n for n in names if subprocess.run(["git", "cat-file", "-e", n], env=env).returncode == 0}
 
@@ -207,11 +209,11 @@ def test_ctrl_c_while_the_record_is_written_waits_until_it_is_whole(repo, monkey
     amas_tools.STATE.update(checkpoint=(cp := Checkpoint()), root=repo)
     real = Checkpoint._snap
 
-    def interrupted(self, message, paths):
+    def interrupted(self, message, paths, whole):
         if message == "[amas] ran something":  # the after-snapshot: Ctrl-C, twice
             os.kill(os.getpid(), signal.SIGINT)
             os.kill(os.getpid(), signal.SIGINT)
-        return real(self, message, paths)
+        return real(self, message, paths, whole)
 
     monkeypatch.setattr(Checkpoint, "_snap", interrupted)
     before = cp.snapshot()
@@ -283,6 +285,7 @@ def test_a_write_in_a_submodule_has_no_snapshot_so_it_asks_under_yes(repo, llm, 
     git(sub, "add", ".")
     git(sub, "commit", "-qm", "lib")
     git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "lib")
+    git(repo, "commit", "-qm", "user: lib as a submodule")
     done = yes(llm, write("lib/lib.py", "x = 2\n"))
     assert "No snapshot, so no /undo" in done.stderr and "→ no" in done.stderr
     assert Path("lib/lib.py").read_text() == "x = 1\n"
