@@ -774,6 +774,12 @@ ENDING = {
     '"a.py"}}\n</tool_call>\nI will summarize it next.',
     "Gemma, words after it": '<|tool_call>call:read_file{path:<|"|>a.py<|"|>}<tool_call|> Reading it now.',
     "[TOOL_CALLS], words after it": 'Mistral: [TOOL_CALLS]read_file[ARGS]{"path": "a.py"} for it, as asked.',
+    "Llama 3.x <|python_tag|>, words after it": '<|python_tag|>{"name": "read_file", "parameters": '
+    '{"path": "a.py"}} then more.',
+    "TARS, words after it": '<function>read_file{"path": "a.py"}</function> then more.',
+    "Phi-4, words after it": '<|tool_call|>[{"name": "read_file", "arguments": {"path": "a.py"}}]'
+    "<|/tool_call|> then more.",
+    "Gemma's tool_code block": 'Reading.\n```tool_code\nread_file(path="a.py")\n```',
     "Llama 3.1, words after it": 'Reading: <function=read_file>{"path": "a.py"}</function> first.',
     "Qwen3-Coder, words after it": "<tool_call><function=read_file><parameter=path>a.py</parameter>"
     "</function></tool_call> like so.",
