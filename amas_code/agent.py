@@ -66,7 +66,8 @@ class Agent:
             reply = self.call(self.messages, ui.stream)
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
-        self.mode = "native" if native else self.mode  # then prose quoting a call is not a call
+        if native or self.mode == "auto" and providers.native(self.config["model"]):
+            self.mode = "native"  # then its text is never read for calls: prose quoting one
         written = "" if self.mode == "native" else reply["content"]
         calls = native or providers.written_calls(written, tools.TYPES)
         results = []

@@ -8,6 +8,7 @@ import re
 from amas_code.config import WORDS, packaged, redact
 
 FORMATS = packaged("formats.yaml")
+ALONE = re.compile(FORMATS["alone"])  # what may follow bare JSON on its line
 
 
 class ProviderError(Exception):
@@ -60,28 +61,35 @@ def classify(error: Exception, config: dict) -> ProviderError:
     return ProviderError(text + (f" ({hint})" if hint else ""), kind)
 
 
+def native(model: str) -> bool:
+    """Whether a model calls tools natively: its family (formats.yaml), or litellm says so."""
+    from litellm import supports_function_calling  # loaded with the first reply
+
+    return bool(re.match(FORMATS["native"], model)) or supports_function_calling(model)
+
+
 def written_calls(text: str, types: dict) -> list[dict]:
     """Tool calls written as text, in any family's format, never inside reasoning: formats.yaml's
     rewrites turn each family's markup into JSON, then each JSON object (or list of them) naming a
-    known tool under a usual key is a call, or JSON arguments right after a tool's name. JSON quoted
-    inside a sentence is not a call. `types` maps each tool's name to its parameters' types."""
+    known tool under a usual key is a call, or JSON arguments after a tool's name, where a call
+    `stands` (not quoted nor cited). `types` maps each tool's name to its parameters' types."""
     for r in FORMATS["rewrite"]:  # `find`: a pattern or its pieces, joined; `as:`, or `pair:`
         text = re.sub("".join(r["find"]), r.get("as", lambda call: as_json(call, r, types)), text)
-    found, end, near = [], 0, rf"\b({'|'.join(types)}){FORMATS['markup']}"
+    found, end = [], 0
+    stands = re.compile("".join(FORMATS["stands"]).replace("NAMES", "|".join(types)))
     for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
         try:
             data, end = json.JSONDecoder().raw_decode(text, start)
         except (json.JSONDecodeError, RecursionError):
             continue
-        cited = re.compile(FORMATS["cited"]).match(text, end)
-        data = [] if cited or text[start - 1 : start] in FORMATS["quotes"] else data
+        at = stands.search(text, max(start - 200, 0), start) or {"quoted": "where no call stands"}
+        data = [] if at["quoted"] or not (at["marked"] or ALONE.match(text, end)) else data
         for item in data if isinstance(data, list) else [data]:
             item = item if isinstance(item, dict) else {}
             item = item["function"] if isinstance(item.get("function"), dict) else item  # OpenAI's
             name = next((item[k] for k in FORMATS["name"] if isinstance(item.get(k), str)), None)
             args = next((item[k] for k in FORMATS["arguments"] if k in item), {})
-            if not name and (before := re.search(near, text[:start][-200:])):
-                name, args = before[1], item
+            name, args = (name, args) if name else (at["name"], item)  # JSON after its name
             args = json.dumps(args) if isinstance(args, dict) else args
             found += [(name, args)] if name in types and isinstance(args, str) else []
     return [{"function": {"name": name, "arguments": args}} for name, args in found]
@@ -93,7 +101,7 @@ def as_json(call: re.Match, rule: dict, types: dict) -> str:
     declared, pairs = types.get(call["name"], {}), re.finditer(rule["pair"], call["args"] or "")
     try:
         args = {m[1]: typed(m[m.lastindex], declared.get(m[1]), rule) for m in pairs}
-        return json.dumps({"name": call["name"], "arguments": args})
+        return FORMATS["as_json"] % json.dumps({"name": call["name"], "arguments": args})
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return call[0]
 

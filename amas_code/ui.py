@@ -85,11 +85,13 @@ def show_diff(old: str, new: str, filename: str) -> None:
 
 def show_tool_call(name: str, args: str) -> None:
     """The call as it reads: the tool's name and its first argument's value (a path, a command, a
-    URL), whole, in a compact panel; arguments that are no JSON object show as they came."""
+    URL), in a compact panel, cut to a few lines (500 characters) marked […]; arguments that are no
+    JSON object (or nest too deep to read) show as they came."""
     from rich.panel import Panel
 
-    with suppress(ValueError, TypeError, AttributeError, StopIteration):
+    with suppress(ValueError, TypeError, AttributeError, StopIteration, RecursionError):
         args = str(next(iter(json.loads(args).values())))
+    args = (cut := "\n".join(args.split("\n")[:6])[:500]) + " […]" * (cut != args)  # old args
     call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args), "dim"))
     console.print(Panel.fit(call, border_style="cyan"), soft_wrap=False)  # wrapped, whole
 

@@ -353,3 +353,62 @@ def test_no_80_character_stretch_of_the_knowledge_tables_is_kept_in_two_places()
             if where[0] != name or start - where[1] >= 80:
                 repeats.append(f"{name}:{start} repeats {where}: {text[start : start + 80]!r}")
     assert repeats == []
+
+
+# Issue 42: under --yes the judge asks for what a snapshot cannot give back, and only for that.
+ISSUE42_ASK = [
+    "cd ../other && git checkout -- f.py",
+    "env -C ../other git checkout -- f.py",
+    "git --work-tree=../other checkout -- f.py",
+    "GIT_DIR=../other/.git git checkout -- f.py",
+    "git submodule foreach git checkout -- f.py",
+    "git submodule update --force",
+    "git clean -fdx -e -n",
+    "git prune",
+    "git -c gc.pruneExpire=now gc",
+    "git reflog expire --expire=now --all",
+    "git -c alias.x='clean -fdx' x",
+    "git config alias.x 'clean -fdx' && git x",
+    "`echo rm` -rf build",
+    "echo 'export PATH=.' > ~/.profile",
+    "printf 'src/app.py\\n' | xargs --delimiter '\\n' rm -f",
+    "find src -exec echo {} \\; -exec rm {} +",
+    "env - git clean -fdx",
+]
+ISSUE42_RUN = ["git restore src/app.py", "git restore --worktree -- src/app.py"]
+
+
+def test_under_yes_the_judge_asks_for_what_a_snapshot_cannot_give_back_and_only_that(src, llm):
+    other = Path("../other")
+    other.mkdir()
+    git_init(other)
+    (other / "f.py").write_text("committed\n")
+    git(other, "add", ".")
+    git(other, "commit", "-qm", "other")
+    (other / "f.py").write_text("their uncommitted work\n")
+    Path("untracked.log").write_text("kept\n")
+    results = results_under_yes(llm, ISSUE42_ASK + ISSUE42_RUN)
+    assert {line: results[line] for line in ISSUE42_ASK if results[line] != DECLINED} == {}
+    assert (other / "f.py").read_text() == "their uncommitted work\n"
+    assert not Path(Path.home(), ".profile").exists()
+    assert Path("untracked.log").read_text() == "kept\n"
+    # git restore FILE ran: the uncommitted edit went back to the committed text, and /undo has it
+    assert {
+        line: results[line] for line in ISSUE42_RUN if "[exit code 0]" not in results[line]
+    } == {}
+    assert Path("src/app.py").read_text() == "print('committed')\n"
+    undo = amas("undo", env={"OPENAI_API_KEY": "sk-x"})
+    assert undo.returncode == 0, undo.stderr
+    assert Path("src/app.py").read_text() == "print('uncommitted work')\n"
+
+
+def test_a_dry_run_force_push_runs_and_pushes_nothing(src, llm, tmp_path):
+    remote = tmp_path / "remote.git"
+    git(src, "init", "-q", "--bare", str(remote))
+    git(src, "remote", "add", "origin", str(remote))
+    git(src, "push", "-q", "origin", "main")
+    git(src, "commit", "-qam", "rewritten", "--amend")
+    results = results_under_yes(llm, ["git push --dry-run --force origin main"])
+    assert "[exit code 0]" in results["git push --dry-run --force origin main"]
+    assert "forced update" in results["git push --dry-run --force origin main"]
+    assert git(remote, "log", "--format=%s", "main") == "user: initial\n"
