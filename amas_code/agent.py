@@ -104,8 +104,7 @@ class Agent:
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
         summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
         self.restart([message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")])
-        self.messages += keep
-        self.remember()
+        self.messages += keep  # into the history when the turn ends, as a new session
         ui.info(f"Compacted {len(old)} messages into a summary.")
 
     def execute(self, call: dict) -> str:
@@ -147,11 +146,9 @@ class Agent:
 
     def command(self, line: str):
         name, _, arg = line[1:].partition(" ")
-        handler = getattr(self, f"cmd_{name}", None)
-        if handler is None:
-            ui.error(f"Unknown command /{name}; /help lists the commands.")
-            return 1
         try:
+            if not (handler := getattr(self, f"cmd_{name}", None)):
+                raise checkpoint.Refused(f"Unknown command /{name}; /help lists the commands.")
             return handler(arg.strip()) or 0
         except (providers.ProviderError, checkpoint.Refused) as e:
             ui.error(str(e))

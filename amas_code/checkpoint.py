@@ -100,20 +100,24 @@ class Checkpoint:
         """A new turn: the changes made for this request are undone and redone together."""
         self.turn = {"id": time.time_ns(), "time": time.strftime("%F %T"), "request": request}
 
-    def snapshot(self, paths: list | None = None) -> str:
+    def snapshot(self, paths: list | None = None) -> str | None:
         """The work tree before a change ('' with checkpoints off); with `paths`, only those files
-        are read again (a file the agent writes). Refused when git cannot take one."""
+        are read again (a file the agent writes). None, after a warning, when git cannot take one:
+        then the change asks."""
         if not self.dir:
             return ""
-        with self.locked():
-            return self._snap("amas snapshot", paths, not paths)
+        try:
+            with self.locked():
+                return self._snap("amas snapshot", paths, not paths)
+        except Refused as e:
+            ui.warning(f"No snapshot, so no /undo, for this change: {e}")
 
     def record(self, before: str, message: str, paths: list | None = None) -> None:
         """After a change: the files that differ from the snapshot `before` join this turn."""
         try:
             with self.locked():
                 after = self._snap(f"[amas] {message}", paths, not paths)
-                if changed := self._changed(before, after):
+                if changed := list(self._changed(before, after)):
                     state = self.load()
                     turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
                     if not turn:
@@ -164,10 +168,10 @@ class Checkpoint:
             ui.warning(WORDS["left_out"].format(", ".join(left[:5]) + (", …" if left[5:] else "")))
         return [f":(exclude,literal){name}" for name in left]
 
-    def _changed(self, a: str, b: str) -> list[str]:
-        """The files that differ between two snapshots."""
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b)
-        return out.split("\0")[:-1]
+    def _changed(self, a: str, b: str) -> dict[str, str]:
+        """The files that differ between two snapshots, each with its status (A, M, D or T)."""
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b).split("\0")
+        return dict(zip(out[1::2], out[::2]))
 
     def _repeat(self, n: int | str = 0, *, undo: bool) -> str:
         """Take back (or put back) the newest n turns; redo with no n, as many as undo took back."""
@@ -198,7 +202,7 @@ class Checkpoint:
         for change in turn["changes"][::-1] if undo else turn["changes"]:
             now = self._snap(f"[amas] before /{'undo' if undo else 'redo'}", change["paths"], True)
             at, to = (change["after"], change["before"])[:: 1 if undo else -1]
-            differ = set(self._changed(at, now))
+            differ = self._changed(at, now)
             kept += [p for p in change["paths"] if p in differ]
             self._restore(now, to, [p for p in change["paths"] if p not in differ])
         return kept
@@ -206,8 +210,7 @@ class Checkpoint:
     def _restore(self, now: str, source: str, paths: list[str]) -> None:
         """Write `paths` as they are in the snapshot `source`, keeping each file's permissions and
         the folders they stand in (git would make a 0600 file 0644, and remove an empty folder)."""
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", now, source)
-        status = dict(zip(out.split("\0")[1::2], out.split("\0")[::2]))
+        status = self._changed(now, source)
         paths = [p for p in paths if p in status]  # the others are as in `source` already
         modes = {p: os.lstat(self.root / p).st_mode for p in paths if status[p] == "M"}
         for path in (p for p in paths if status[p] == "D"):
@@ -215,10 +218,8 @@ class Checkpoint:
         back = [f":(literal){p}" for p in paths if status[p] != "D"]
         if back:
             self.git("restore", "--worktree", f"--source={source}", *FROM_STDIN, stdin=back)
-        for (
-            path,
-            mode,
-        ) in modes.items():  # git sets the x bit alone; a symlink has no mode of its own
+        # git sets the x bit alone; a symlink has no mode of its own
+        for path, mode in modes.items():
             if not (target := self.root / path).is_symlink():
                 os.chmod(target, mode & ~0o111 | target.lstat().st_mode & 0o111)
 

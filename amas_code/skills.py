@@ -2,6 +2,7 @@
 needs. `amas init` writes the map with tree-sitter, one grammar wheel per language, loaded on use."""
 
 import re
+from contextlib import suppress
 from pathlib import Path
 
 from amas_code.config import packaged
@@ -39,12 +40,10 @@ def init() -> str:
     by_extension = {e: lang for lang, spec in LANGUAGES.items() for e in spec["extensions"]}
     lines = []
     for name in project_files("."):
-        language = by_extension.get(Path(name).suffix)
-        try:
-            found = definitions(Path(name), language)[0] if language else {}
-        except (OSError, ImportError, ValueError, ToolError):  # wheel missing, bad grammar
-            found = {}  # unmapped
-        lines += [f"{name}: {outline(found)}"] if found else []
+        # no grammar for it (KeyError), a wheel missing, a bad grammar: unmapped
+        with suppress(KeyError, OSError, ImportError, ValueError, ToolError):
+            found = definitions(Path(name), by_extension[Path(name).suffix])[0]
+            lines += [f"{name}: {outline(found)}"] if found else []
     create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]).encode())
     return f"Mapped {len(lines)} files into {MAP}."
 

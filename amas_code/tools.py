@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import threading
+from contextlib import suppress
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -34,7 +35,7 @@ class ToolError(Exception):
 
 
 # Errors whose message run() gives the model as the result.
-REPORTED: tuple = (ToolError, Refused, re.error, RecursionError)
+REPORTED: tuple = (ToolError, Refused, OSError, re.error, RecursionError)
 
 
 def register(*handlers) -> None:
@@ -64,8 +65,6 @@ def run(name: str, args: dict | str) -> str:
         return f"{MALFORMED} the arguments for {name} are not valid JSON ({e}); send it again."
     except (TypeError, ValueError) as e:
         return f"{MALFORMED} bad arguments for {name}: {e}"
-    except OSError as e:
-        return f"Error: {e.strerror or e}: {e.filename or name}"
     except REPORTED as e:
         return f"Error: {(str(e).strip() or type(e).__name__).splitlines()[0]}"
 
@@ -171,7 +170,7 @@ def change_file(path: str, new: str, verb: str) -> str:
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
     real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
-    before = snapshot([real])
+    before = STATE["checkpoint"].snapshot([real])
     risky = before is None and not STATE["config"].get("yolo")  # no /undo: under --yes too
     if not allowed(f"Apply this change to {path}?", risky):
         return f"The user declined the change to {path}; nothing was written."
@@ -232,15 +231,15 @@ def shell_command(command: str, timeout: int = 0) -> str:
     risky = destructive(command) and not STATE["config"].get("yolo")
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
-    before = snapshot()  # after the answer: a file saved while the question waited stays as saved
+    # after the answer: a file saved while the question waited stays as saved
+    before = STATE["checkpoint"].snapshot()
     if before is None and not allowed("Run it with no /undo?", not STATE["config"].get("yolo")):
         return "The user declined to run this command."
     ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
     STATE["done"].append(ran)
+    timeout = min(max(timeout, 0) or STATE["config"]["shell_timeout"], 3600)
     try:
-        return watch(
-            command, min(max(timeout, 0) or STATE["config"].get("shell_timeout", 30), 3600)
-        )
+        return watch(command, timeout)
     finally:  # after Ctrl-C or a closed terminal too: what the command did can be undone
         if before:
             STATE["checkpoint"].record(before, ran)
@@ -263,15 +262,6 @@ def watch(command: str, timeout: int) -> str:
             os.killpg(proc.pid, signal.SIGKILL)
     reader.join(1)  # a background child may hold the pipe open: take what came
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
-
-
-def snapshot(paths: list | None = None) -> str | None:
-    """The work tree before a change (only `paths`, for a file the agent writes), so that undo can
-    take it back ('' with checkpoints off); None, after a warning, when git cannot: the change asks."""
-    try:
-        return STATE["checkpoint"].snapshot(paths) if STATE["checkpoint"] else ""
-    except Refused as e:
-        ui.warning(f"No snapshot, so no /undo, for this change: {e}")
 
 
 def drain(pipe, kept: bytearray) -> None:
@@ -298,20 +288,17 @@ def project_files(path: str = ".") -> list[str]:
 
 def list_files(path: str = ".") -> str:
     """List the project's files under a directory (ignored files left out)."""
-    files = project_files(path)
-    return "\n".join(files[:500]) + (f"\n[… {len(files) - 500} more]" if len(files) > 500 else "")
+    return clip("\n".join(project_files(path)), MAX_OUTPUT)  # a huge tree: its head and tail
 
 
 def search_files(pattern: str, path: str = ".") -> str:
     """Search the project's files for a Python regular expression; returns file:line: text."""
     regex, hits = re.compile(pattern), []
     for name in project_files(path):
-        try:
+        with suppress(OSError, ToolError):  # unreadable, or not a regular file: skipped
             text = head(Path(path, name), MAX_SEARCH)[0].decode(errors="replace")
-        except (OSError, ToolError):
-            continue
-        lines = redact(text, STATE["config"]).splitlines()  # before a line is cut: a cut key
-        hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
+            lines = redact(text, STATE["config"]).splitlines()  # before a line is cut: a cut key
+            hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
     more = f"\n[… {len(hits) - MAX_HITS} more matches]" if len(hits) > MAX_HITS else ""
     return "\n".join(hits[:MAX_HITS]) + more if hits else f"No matches for {pattern!r} in {path}."
 

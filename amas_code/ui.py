@@ -8,6 +8,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
 from pathlib import Path
 
+from rich import live, panel, spinner, table
 from rich.console import Console
 from rich.text import Text
 
@@ -41,13 +42,10 @@ def answer():
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
     leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text once the
     answer is complete. An answer cut short by Ctrl-C or an error stays on screen."""
-    from rich.live import Live
-    from rich.spinner import Spinner
-
-    spinner, pieces[:] = Spinner("dots", "Thinking…", style="cyan"), []
-    live = Live(console=console, transient=True, get_renderable=lambda: _tail() or spinner)
+    dots, pieces[:] = spinner.Spinner("dots", "Thinking…", style="cyan"), []
+    view = live.Live(console=console, transient=True, get_renderable=lambda: _tail() or dots)
     try:
-        with live if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
+        with view if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
             yield
     finally:
         _show_answer("".join(pieces), rendered=INTERACTIVE and out.is_terminal)  # on stdout
@@ -87,13 +85,11 @@ def show_tool_call(name: str, args: str) -> None:
     """The call as it reads: the tool's name and its first argument's value (a path, a command, a
     URL), in a compact panel, cut to a few lines (500 characters) marked […]; arguments that are no
     JSON object (or nest too deep to read) show as they came."""
-    from rich.panel import Panel
-
     with suppress(ValueError, TypeError, AttributeError, StopIteration, RecursionError):
         args = str(next(iter(json.loads(args).values())))
     args = (cut := "\n".join(args.split("\n")[:6])[:500]) + " […]" * (cut != args)  # old args
     call = Text.assemble((safe(name), "bold cyan"), " ", (safe(args), "dim"))
-    console.print(Panel.fit(call, border_style="cyan"), soft_wrap=False)  # wrapped, whole
+    console.print(panel.Panel.fit(call, border_style="cyan"), soft_wrap=False)  # wrapped, whole
 
 
 def show_result(result: str, tail: int = 1) -> None:
@@ -110,12 +106,10 @@ def show_summary(done: list) -> None:
 
 
 def show_table(rows: list, *headers: str) -> None:
-    from rich.table import Table
-
-    table = Table(*headers, show_header=bool(headers), box=None)
+    grid = table.Table(*headers, show_header=bool(headers), box=None)
     for row in rows:
-        table.add_row(*(Text(safe(cell)) for cell in row))
-    console.print(table)
+        grid.add_row(*(Text(safe(cell)) for cell in row))
+    console.print(grid)
 
 
 def ask(message: str, commands: list | None = None, history: Path | None = None) -> str:

@@ -78,7 +78,14 @@ def bench_one_shot(llm: FakeLLM, cwd: str) -> list[tuple]:
             floor.append(run_child([floor_python, "-c", BARE, llm.url, json.dumps(TOOLS)], cwd))
     rows = [("amas 'hi' (one-shot)", median_pair(amas), "bare litellm script", median_pair(bare))]
     if floor:
-        rows.append(("amas 'hi' (one-shot)", median_pair(amas), "floor: bare, other litellm", median_pair(floor)))
+        rows.append(
+            (
+                "amas 'hi' (one-shot)",
+                median_pair(amas),
+                "floor: bare, other litellm",
+                median_pair(floor),
+            )
+        )
     return rows
 
 
@@ -142,6 +149,7 @@ def round_trips(llm: FakeLLM, n: int, use_agent: bool) -> float:
 
 def bench_tools(llm: FakeLLM, cwd: str) -> list[tuple]:
     from amas_code import tools
+    from amas_code.checkpoint import Checkpoint
 
     os.chdir(cwd)
     for i in range(12):
@@ -153,7 +161,7 @@ def bench_tools(llm: FakeLLM, cwd: str) -> list[tuple]:
     agent = statistics.median(round_trips(llm, 10, True) for _ in range(RUNS))
     raw = statistics.median(round_trips(llm, 10, False) for _ in range(RUNS))
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
-    tools.STATE["checkpoint"] = None
+    tools.STATE["checkpoint"] = Checkpoint(".", enabled=False)
     read = timed(lambda: tools.read_file("big.py"))
     edit = (
         timed(
@@ -207,7 +215,9 @@ def bench_checkpoint(cwd: str) -> list[tuple]:
     again = timed(Checkpoint(".").snapshot, runs=RUNS * 2)
     shell = lambda: tools.shell_command("echo changed >> src/f2.py")  # noqa: E731
     ran = timed(shell, runs=RUNS * 2)
-    tools.STATE["checkpoint"] = None  # the same tool with no snapshot: checkpoints off
+    tools.STATE["checkpoint"] = Checkpoint(
+        ".", enabled=False
+    )  # the same tool with no snapshot: checkpoints off
     bare = timed(shell, runs=RUNS * 2)
     rows += [("first snapshot of a session, 10 000 files", (first, None), "", None)]
     rows += [("snapshot, 10 000 files", (again, None), "", None)]
@@ -223,7 +233,9 @@ def bench_init(cwd: str) -> list[tuple]:
     for i, source in enumerate(sorted(library.rglob("*.py"))[:1000]):
         Path(project, f"{i:04}_{source.name}").parent.mkdir(parents=True, exist_ok=True)
         Path(project, f"{i:04}_{source.name}").write_bytes(source.read_bytes())
-    init = median_pair([run_child([PY, "-m", "amas_code", "init"], str(project)) for _ in range(RUNS)])
+    init = median_pair(
+        [run_child([PY, "-m", "amas_code", "init"], str(project)) for _ in range(RUNS)]
+    )
     return [("amas init, 1000 stdlib files", init, "", None)]
 
 
@@ -241,7 +253,9 @@ def bench_readers(cwd: str) -> list[tuple]:
     (formats.yaml): the first judgement in a fresh process (it loads the grammar), then medians."""
     from amas_code import providers, tools
 
-    done = subprocess.run([PY, "-c", FIRST_JUDGEMENT], cwd=cwd, env=ENV, capture_output=True, text=True)
+    done = subprocess.run(
+        [PY, "-c", FIRST_JUDGEMENT], cwd=cwd, env=ENV, capture_output=True, text=True
+    )
     first = float(done.stdout.split()[-1])
     judge = timed(lambda: tools.destructive("git status && rm -rf build"), runs=500)
     heredoc = "cat > big.txt <<'EOF'\n" + "rm -rf src; git reset --hard\n" * 36_000 + "EOF"
@@ -249,23 +263,56 @@ def bench_readers(cwd: str) -> list[tuple]:
     prose = "An ordinary answer, with `code`, (parentheses), {braces} and <tags>. " * 300
     hostile = "<function=read_file><parameter=path>" * 1400 + "[" * 50_000
     calls = (  # 20 000 characters of prose and calls in four families, one of them cited
-        "<think>" + "Which file first? " * 40 + "</think>\n" + prose[:4000] + "\n<tool_call>\n<function=read_file>"
-        "\n<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>\n" + prose[:4000]
+        "<think>"
+        + "Which file first? " * 40
+        + "</think>\n"
+        + prose[:4000]
+        + "\n<tool_call>\n<function=read_file>"
+        "\n<parameter=path>\na.py\n</parameter>\n</function>\n</tool_call>\n"
+        + prose[:4000]
         + '\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name="shell_command">\n<｜DSML｜parameter name="command" '
-        'string="true">pytest -q</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n' + prose[:4000]
-        + '\n<|tool_call>call:read_file{path:<|"|>b.py<|"|>}<tool_call|>\n' + prose[:3000]
+        'string="true">pytest -q</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>\n'
+        + prose[:4000]
+        + '\n<|tool_call>call:read_file{path:<|"|>b.py<|"|>}<tool_call|>\n'
+        + prose[:3000]
         + '\nThe docs show {"name": "fetch_url", "arguments": {"url": "https://x.example"}} as an example.\n'
-        + prose[:3000] + '\n{"name": "list_files", "arguments": {"path": "."}}\n'
+        + prose[:3000]
+        + '\n{"name": "list_files", "arguments": {"path": "."}}\n'
     )
     assert len(providers.written_calls(calls, tools.TYPES)) == 4 and 19_000 < len(calls) < 21_000
     return [
         ("judge: first command (loads the grammar)", (first, None), "", None),
         ("judge: one command line, median", (judge, None), "", None),
-        ("judge: 1 MB here-document", (timed(lambda: tools.destructive(heredoc), 5), None), "", None),
-        ("judge: 1 MB commit message", (timed(lambda: tools.destructive(words), 5), None), "", None),
-        ("reader: 20 000-character answer", (timed(lambda: providers.written_calls(prose, tools.TYPES)), None), "", None),
-        ("reader: 20 000 characters, 4 calls", (timed(lambda: providers.written_calls(calls, tools.TYPES)), None), "", None),
-        ("reader: 100 KB of unclosed tags", (timed(lambda: providers.written_calls(hostile, tools.TYPES), 5), None), "", None),
+        (
+            "judge: 1 MB here-document",
+            (timed(lambda: tools.destructive(heredoc), 5), None),
+            "",
+            None,
+        ),
+        (
+            "judge: 1 MB commit message",
+            (timed(lambda: tools.destructive(words), 5), None),
+            "",
+            None,
+        ),
+        (
+            "reader: 20 000-character answer",
+            (timed(lambda: providers.written_calls(prose, tools.TYPES)), None),
+            "",
+            None,
+        ),
+        (
+            "reader: 20 000 characters, 4 calls",
+            (timed(lambda: providers.written_calls(calls, tools.TYPES)), None),
+            "",
+            None,
+        ),
+        (
+            "reader: 100 KB of unclosed tags",
+            (timed(lambda: providers.written_calls(hostile, tools.TYPES), 5), None),
+            "",
+            None,
+        ),
     ]
 
 
@@ -341,8 +388,12 @@ def main() -> None:
     cpu = {k: statistics.median(v) for k, v in CPU.items() if k}
     if "amas" in cpu:
         ratio = cpu["amas"] / cpu["bare"]
-        print(f"one-shot CPU (user+sys): amas {cpu['amas']:.2f} s, bare {cpu['bare']:.2f} s, {ratio:.3f}")
-    budget = subprocess.run([PY, str(ROOT / ".ci/budget.py"), str(ROOT / "amas_code")], capture_output=True, text=True)
+        print(
+            f"one-shot CPU (user+sys): amas {cpu['amas']:.2f} s, bare {cpu['bare']:.2f} s, {ratio:.3f}"
+        )
+    budget = subprocess.run(
+        [PY, str(ROOT / ".ci/budget.py"), str(ROOT / "amas_code")], capture_output=True, text=True
+    )
     print(budget.stdout.splitlines()[0])
     llm.close()
 

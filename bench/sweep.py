@@ -51,13 +51,19 @@ def main(specs: list[str]) -> None:
             samples[spec].append(run_child([str(python), "-c", BARE, llm.url, TOOLS], str(HOME)))
     llm.close()
     base = statistics.median(s[0] for s in samples[specs[0]])
-    print(f"litellm sweep · {time.strftime('%Y-%m-%d')} · {os.cpu_count()} cores · {RUNS} runs, medians")
-    print(f"{'litellm':>9} {'openai':>8}  {'import + 1st reply':>18}  {'ratio':>6}  {'peak RSS':>9}")
+    print(
+        f"litellm sweep · {time.strftime('%Y-%m-%d')} · {os.cpu_count()} cores · {RUNS} runs, medians"
+    )
+    print(
+        f"{'litellm':>9} {'openai':>8}  {'import + 1st reply':>18}  {'ratio':>6}  {'peak RSS':>9}"
+    )
     for spec, python in pythons.items():
         wall = statistics.median(s[0] for s in samples[spec])
         rss = statistics.median(s[1] for s in samples[spec])
         versions = installed(python, "litellm"), installed(python, "openai")
-        print(f"{versions[0]:>9} {versions[1]:>8}  {wall:>16.2f} s  {wall / base:>6.3f}  {rss:>5.0f} MiB")
+        print(
+            f"{versions[0]:>9} {versions[1]:>8}  {wall:>16.2f} s  {wall / base:>6.3f}  {rss:>5.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

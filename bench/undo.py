@@ -59,7 +59,7 @@ def measure(files: int) -> None:
     tools.STATE["checkpoint"] = cp
     ui_quiet()
     edit = timed(lambda: tools.write_file("d1/f1.py", f"print({time.time_ns()})\n"))
-    tools.STATE["checkpoint"] = None
+    tools.STATE["checkpoint"] = Checkpoint(".", enabled=False)
     bare = timed(lambda: tools.write_file("d1/f1.py", f"print({time.time_ns()})\n"))
     own = Path(".git/amas/repo")
     grown = size(own)

@@ -18,6 +18,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 from fake_llm import FakeLLM  # noqa: E402
 
 from amas_code import tools, ui  # noqa: E402
+from amas_code.checkpoint import Checkpoint  # noqa: E402
 from amas_code.config import DEFAULT_CONFIG  # noqa: E402
 
 
@@ -31,7 +32,8 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(home))  # ~/.amas_history, the REPL's input history
     monkeypatch.chdir(project)
     monkeypatch.setattr(ui, "INTERACTIVE", False)
-    tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=None, root=project)
+    off = Checkpoint(project, enabled=False)  # as with checkpoint_on_edit: false
+    tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=off, root=project)
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.delenv(key, raising=False)
     yield project

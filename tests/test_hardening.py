@@ -38,7 +38,8 @@ def one_shot(llm, *calls, flags=("--yes",), env=None) -> subprocess.CompletedPro
 
 def peak_mib(code: str) -> float:
     """Peak RSS of a fresh Python process that imports the tools and runs `code`."""
-    script = f"from pathlib import Path\nfrom amas_code import tools\n{code}\n"
+    script = "from pathlib import Path\nfrom amas_code import tools\nfrom amas_code.checkpoint import "
+    script += f"Checkpoint\ntools.STATE['checkpoint'] = Checkpoint('.', enabled=False)\n{code}\n"
     script += "print(Path('/proc/self/status').read_text().split('VmHWM:')[1].split()[0])"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60

@@ -749,7 +749,7 @@ def test_run_turns_every_failure_into_a_line_for_the_model(isolated):
     wrong = tools.run("read_file", {"path": 7})
     assert wrong.startswith("Malformed call: bad arguments for read_file") and "path" in wrong
     missing = tools.run("read_file", {"path": "missing.txt"})
-    assert missing == "Error: No such file or directory: missing.txt"
+    assert missing == "Error: [Errno 2] No such file or directory: 'missing.txt'"
     Path("f.txt").write_text("one two\n")
     refused = tools.run("edit_file", {"path": "f.txt", "old_str": "zzz", "new_str": "y"})
     assert refused.startswith("Error: old_str was not found in f.txt")

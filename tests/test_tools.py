@@ -60,7 +60,7 @@ def test_read_file_numbers_lines_and_handles_binary_large_and_bad_utf8():
     assert "truncated: showing the first 50000 of 60081 bytes" in call("read_file", "big.txt")
     Path("latin.txt").write_bytes(b"caf\xe9\n")
     assert call("read_file", "latin.txt") == "   1 | caf\ufffd"
-    assert call("read_file", "missing.txt") == "Error: No such file or directory: missing.txt"
+    assert call("read_file", "missing.txt") == "Error: [Errno 2] No such file or directory: 'missing.txt'"
     assert "is not a regular file" in call("read_file", ".")
 
 
@@ -70,7 +70,7 @@ def test_edit_file_requires_a_unique_exact_match():
     assert "appears 2 times" in call("edit_file", "f.py", "a = 1", "b")
     assert "was not found" in call("edit_file", "f.py", "zzz", "b")
     assert "was not found" in call("edit_file", "f.py", "", "b")
-    assert "No such file or directory: nope.py" in call("edit_file", "nope.py", "a", "b")
+    assert "No such file or directory: 'nope.py'" in call("edit_file", "nope.py", "a", "b")
     assert Path("f.py").read_text() == "a = 1\na = 1\n"
 
 
