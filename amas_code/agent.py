@@ -190,6 +190,4 @@ class Agent:
 
     def cmd_checkpoint(self, arg: str):
         """List the agent's turns that changed files, newest first; /undo N takes back the newest N."""
-        if not (rows := self.checkpoint.history()):
-            return ui.info("No checkpoints yet.")
-        ui.show_table(rows, "time", "request", "files")
+        ui.show_table(self.checkpoint.history(), "time", "request", "files")

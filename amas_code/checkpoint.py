@@ -54,17 +54,10 @@ class Checkpoint:
         # it reads the user's objects; what it writes it keeps, so no gc of theirs can take it
         objects = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{user.common_dir}/objects"} if user else {}
         self.reader = {**self.env, **objects}
-        with suppress(OSError, subprocess.CalledProcessError):  # not writable: every change asks
-            if not (self.dir / "HEAD").exists():
-                self.create(user and Path(user.common_dir))
-
-    def create(self, common: Path | None) -> None:
-        """Amas's own repository; in a git project it reads the user's objects and excludes, so a
-        snapshot adds only what changed, and it is never pushed, bundled or mirrored with theirs."""
-        subprocess.run(["git", "init", "-q", "--bare", self.dir], check=True, capture_output=True)
-        if common:
-            (self.dir / "info/exclude").unlink(missing_ok=True)
-            (self.dir / "info/exclude").symlink_to(common / "info/exclude")
+        if not (self.dir / "HEAD").exists():  # never pushed, bundled or mirrored with the user's
+            subprocess.run(
+                ["git", "init", "-q", "--bare", self.dir], capture_output=True
+            )  # or asks
 
     def git(self, *args: str, stdin: tuple | list = ()) -> str:
         """One git command in Amas's own repository, over the user's work tree; `stdin` is a list

@@ -105,7 +105,9 @@ def test_a_file_the_user_changed_after_the_command_is_kept_and_named_and_the_res
 
 def test_a_command_that_changes_nothing_leaves_no_record(repo, llm):
     run_yes(llm, "ls -la && git status")
-    assert "No checkpoints yet." in amas("checkpoint").stderr
+    listed = amas("checkpoint").stderr  # the headings alone: no turn to list
+    assert listed.split() == ["time", "request", "files"]
+    assert "Nothing to undo" in amas("undo").stderr
 
 
 def test_checkpoint_lists_turns_and_undo_takes_back_an_edit_and_a_command_together(repo, llm):
