@@ -23,7 +23,10 @@ class ProviderError(Exception):
 def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
     """Stream one reply; returns (message, usage). A request that fails before any output (a rate
     limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does.
-    litellm takes 2-5 s and about 190 MiB to import: only when a model is called."""
+    litellm takes 2-5 s and about 190 MiB to import: only when a model is called, and not when no
+    model was chosen because no API key is set."""
+    if not config["model"]:
+        raise ProviderError(WORDS["no_key"], "key")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
     import litellm
     import openai  # a litellm dependency: every litellm error derives from openai.APIError

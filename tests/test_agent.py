@@ -160,7 +160,7 @@ def test_cli_one_shot_exit_code_and_no_key_message(tmp_path, llm):
         "--yes", "--model", "openai/fake", "--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "k"}
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    missing = amas("hi", env={"GEMINI_API_KEY": None, "GOOGLE_API_KEY": None})
+    missing = amas("--model", "gemini/gemini-2.5-flash", "hi", env={"GOOGLE_API_KEY": None})
     assert missing.returncode == 2
     assert "GEMINI_API_KEY" in missing.stderr and "Traceback" not in missing.stdout + missing.stderr
     assert "api_key: in ~/.config/amas/config.yaml" in missing.stderr and missing.stdout == ""

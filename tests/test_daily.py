@@ -1,0 +1,37 @@
+"""Issue #43, the daily user's turn: first contact, loops, what the conversation knows, the screen.
+The real CLI through a pipe, the scripted server and the real litellm."""
+
+import os
+from pathlib import Path
+
+from conftest import amas
+from fake_llm import text
+
+from amas_code import config as settings
+
+# 1. First contact ---------------------------------------------------------------------------------
+
+
+def test_the_first_run_uses_the_model_of_the_key_that_is_set(llm, isolated):
+    llm.queue(text("Hello."))
+    done = amas("--api-base", llm.url, "hi", env={"OPENAI_API_KEY": "sk-x"})
+    assert done.returncode == 0 and done.stdout == "Hello.\n", done.stderr
+    assert llm.requests[0]["body"]["model"] == "gpt-4o-mini"  # OpenAI's, not Gemini's
+
+
+def test_the_model_follows_the_key_and_a_chosen_model_wins(isolated, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    assert settings.load(".")["model"].startswith("anthropic/")
+    (Path(os.environ["AMAS_HOME"]) / "config.yaml").write_text("model: ollama/qwen\n")
+    assert settings.load(".")["model"] == "ollama/qwen"
+
+
+def test_no_key_at_all_is_one_line_before_litellm_loads(isolated, tmp_path):
+    spy = tmp_path / "spy"  # a litellm that leaves a mark if anything imports it
+    spy.mkdir()
+    (spy / "litellm.py").write_text(f"open({str(tmp_path / 'loaded')!r}, 'w')\n")
+    done = amas("hi", env={"PYTHONPATH": str(spy), "GOOGLE_API_KEY": None})
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "~/.config/amas/config.yaml" in done.stderr
+    assert not (tmp_path / "loaded").exists()
