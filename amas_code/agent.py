@@ -41,9 +41,7 @@ class Agent:
         self.checkpoint.begin(text)  # what this request changes, /undo takes back in one step
         tools.STATE["done"] = []  # what this turn writes and runs
         try:
-            # no cap; the spec's soft warning at 20 rounds was cut for room (PLAN.md)
-            while self.step():
-                continue
+            self.rounds()
         except KeyboardInterrupt:
             if not self.answer_pending("Interrupted by the user."):  # cut off while it answered:
                 self.messages.append(message("assistant", "".join(ui.pieces) + "\n[cut off]"))
@@ -57,9 +55,20 @@ class Agent:
         ui.show_summary(tools.STATE["done"])
         return 0
 
-    def step(self) -> bool:
+    def rounds(self) -> None:
+        """Rounds until the model calls no tool: no cap, a warning past 20 (Ctrl-C stops it), a stop
+        when the same calls, with the same arguments, come three times in a row."""
+        seen = []
+        while calls := self.step():
+            seen.append([call["function"] for call in calls])  # without the calls' ids
+            if len(seen) == 20:
+                ui.warning(config.WORDS["rounds"])
+            if seen[-3:] == seen[-1:] * 3:
+                return ui.warning(config.WORDS["loop"])
+
+    def step(self) -> list:
         """One round: the model's reply, streamed to the screen (the context compacted first if
-        full), then the tools it calls; False when it called none."""
+        full), then the tools it calls; returns those calls."""
         with ui.answer():  # a spinner, the answer as it streams, then rendered
             if self.used > self.config["max_context_tokens"]:
                 self.compact()
@@ -78,7 +87,7 @@ class Agent:
         if calls and not native:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
-        return bool(calls)
+        return calls
 
     def call(self, messages: list, on_chunk=None) -> dict:
         """One request; a provider that refuses native tools switches us to calls written as text."""

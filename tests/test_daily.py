@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from conftest import amas
-from fake_llm import text
+from fake_llm import text, tool
 
 from amas_code import config as settings
 
@@ -35,3 +35,32 @@ def test_no_key_at_all_is_one_line_before_litellm_loads(isolated, tmp_path):
     assert len(done.stderr.splitlines()) == 1, done.stderr
     assert "OPENAI_API_KEY" in done.stderr and "~/.config/amas/config.yaml" in done.stderr
     assert not (tmp_path / "loaded").exists()
+
+
+# 2. Long and looping turns ------------------------------------------------------------------------
+
+
+def one_shot(llm, *replies, flags=("--yes",)):
+    llm.queue(*replies)
+    base = ["--model", "openai/x", "--api-base", llm.url, *flags, "go"]
+    return amas(*base, env={"OPENAI_API_KEY": "sk-x"})
+
+
+def test_past_20_rounds_a_warning_once_and_the_turn_goes_on(llm, isolated):
+    for i in range(25):
+        Path(f"f{i}.txt").write_text(f"{i}\n")
+    calls = [tool("read_file", {"path": f"f{i}.txt"}, f"c{i}") for i in range(25)]
+    done = one_shot(llm, *calls, text("Read them all."))
+    assert done.returncode == 0 and done.stdout == "Read them all.\n", done.stderr
+    assert done.stderr.count("20 tool rounds in this turn") == 1
+    assert len(llm.requests) == 26  # no cap: the model went on to its answer
+
+
+def test_the_same_call_three_times_in_a_row_stops_the_turn(llm, isolated):
+    Path("a.txt").write_text("a\n")
+    Path("b.txt").write_text("b\n")
+    same = [tool("read_file", {"path": "a.txt"}, f"c{i}") for i in range(4)]
+    other = tool("read_file", {"path": "b.txt"}, "o")
+    done = one_shot(llm, same[0], same[1], other, *same[1:], text("never asked for"))
+    assert "same call three times in a row" in done.stderr
+    assert len(llm.requests) == 6 and "never asked for" not in done.stdout  # a, a, b, a, a, a
