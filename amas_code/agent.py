@@ -24,7 +24,7 @@ def is_request(m: dict) -> bool:
 
 class Agent:
     def __init__(self, config: dict):
-        self.config = config
+        self.config, self.note = config, ""  # note: what the next request tells the model first
         self.restart([])
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))
@@ -37,9 +37,9 @@ class Agent:
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
-        self.messages.append(message("user", text))
+        self.messages.append(message("user", self.note + text))
         self.checkpoint.begin(text)  # what this request changes, /undo takes back in one step
-        tools.STATE["done"] = []  # what this turn writes and runs
+        self.note, tools.STATE["done"] = "", []  # done: what this turn writes and runs
         try:
             self.rounds()
         except KeyboardInterrupt:
@@ -65,6 +65,12 @@ class Agent:
                 ui.warning(config.WORDS["rounds"])
             if seen[-3:] == seen[-1:] * 3:
                 return ui.warning(config.WORDS["loop"])
+
+    def noted(self, text: str) -> str:
+        """Text shown to the user that the model must know too (what /undo took back, what /redo put
+        back): it goes before the next request. Returns the text, to be shown."""
+        self.note += config.WORDS["noted"].format(text)
+        return text
 
     def step(self) -> list:
         """One round: the model's reply, streamed to the screen (the context compacted first if
@@ -174,8 +180,11 @@ class Agent:
 
     def cmd_attach(self, arg: str):
         """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""
-        call = {"function": {"name": "read_file", "arguments": json.dumps({"path": arg})}}
-        self.messages.append(message("user", f"Attached {arg}:\n{self.execute(call)}"))
+        result = config.redact(tools.run("read_file", {"path": arg}), self.config)
+        if not arg or result.startswith("Error: "):  # nothing is sent
+            raise checkpoint.Refused(result[7:] if arg else self.cmd_attach.__doc__)
+        self.messages.append(message("user", f"Attached {arg}:\n{result}"))
+        ui.success(f"Attached {arg} ({len(result.splitlines())} lines)")
 
     def cmd_quit(self, arg: str):
         """Leave Amas Code (Ctrl-D does too)."""
@@ -191,11 +200,11 @@ class Agent:
 
     def cmd_undo(self, arg: str):
         """/undo [n]: take back the agent's last n turns (edits and commands); your own edits stay."""
-        ui.success(self.checkpoint.undo(arg))
+        ui.success(self.noted(self.checkpoint.undo(arg)))
 
     def cmd_redo(self, arg: str):
         """/redo [n]: put back what the last /undo took back."""
-        ui.success(self.checkpoint.redo(arg))
+        ui.success(self.noted(self.checkpoint.redo(arg)))
 
     def cmd_checkpoint(self, arg: str):
         """List the agent's turns that changed files, newest first; /undo N takes back the newest N."""

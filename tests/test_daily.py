@@ -64,3 +64,31 @@ def test_the_same_call_three_times_in_a_row_stops_the_turn(llm, isolated):
     done = one_shot(llm, same[0], same[1], other, *same[1:], text("never asked for"))
     assert "same call three times in a row" in done.stderr
     assert len(llm.requests) == 6 and "never asked for" not in done.stdout  # a, a, b, a, a, a
+
+
+# 3. The conversation knows what happened ----------------------------------------------------------
+
+
+def test_what_undo_or_redo_showed_goes_before_the_next_request_once(llm, config, isolated):
+    from amas_code.agent import Agent
+
+    agent = Agent(config)
+    assert agent.noted("Rolled back: edited calc.py.") == "Rolled back: edited calc.py."
+    llm.queue(text("I see calc.py is back as it was."), text("ok"))
+    agent.turn("go on")
+    agent.turn("and now?")
+    first, second = (r["body"]["messages"][-1]["content"] for r in llm.requests)
+    assert "Rolled back: edited calc.py." in first and first.endswith("go on")
+    assert second == "and now?"  # told once
+
+
+def test_attach_says_how_sends_nothing_when_it_fails_and_counts_the_lines(llm, isolated):
+    Path("calc.py").write_text("".join(f"x{i} = {i}\n" for i in range(21)))
+    llm.queue(text("It sets 21 names."))
+    base = ["--model", "openai/x", "--api-base", llm.url]
+    typed = "/attach\n/attach missing.py\n/attach calc.py\nwhat does it do?\n"
+    done = amas(*base, env={"OPENAI_API_KEY": "sk-x"}, stdin=typed)
+    assert "/attach FILE" in done.stderr and "No such file or directory" in done.stderr and "missing.py" in done.stderr
+    assert "Attached calc.py (21 lines)" in done.stderr and "╭" not in done.stderr  # no panel
+    sent = [m["content"] for m in llm.requests[0]["body"]["messages"][1:]]
+    assert len(sent) == 2 and "x20 = 20" in sent[0] and sent[1] == "what does it do?"
