@@ -175,8 +175,7 @@ class Agent:
 
     def cmd_help(self, arg: str):
         """List the commands."""
-        rows = [(name, getattr(self, f"cmd_{name[1:]}").__doc__) for name in self.commands()]
-        ui.show_table(rows)
+        ui.show_table([(n, getattr(self, f"cmd_{n[1:]}").__doc__) for n in self.commands()])
 
     def cmd_attach(self, arg: str):
         """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""

@@ -31,11 +31,10 @@ def page():
 
 
 def locate(what: str):
-    """The first element a person would call `what`: by a field's label or placeholder, a button's
-    or link's name, or its visible text; failing those, `what` is a CSS selector."""
+    """The first element a person would call `what`: by a field's label or placeholder, or its
+    visible text (a button's, a link's); failing those, `what` is a CSS selector."""
     p = page()
-    by_role = [p.get_by_role(role, name=what) for role in ("button", "link")]
-    for found in [p.get_by_label(what), p.get_by_placeholder(what), *by_role, p.get_by_text(what)]:
+    for found in [p.get_by_label(what), p.get_by_placeholder(what), p.get_by_text(what)]:
         if found.count():
             return found.first
     return p.locator(what).first

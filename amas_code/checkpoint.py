@@ -19,7 +19,7 @@ from amas_code import ui
 from amas_code.config import WORDS
 
 # The newest snapshot; each has the one before as its parent, so that none is ever collected.
-KEEP, MAX_TURNS = "refs/amas/keep", 500
+KEEP = "refs/amas/keep"
 # Left out of snapshots, as Codex leaves them: new files over BIG bytes, new directories of MANY
 # files (a node_modules/, a venv/) and nested repositories.
 BIG, MANY = 10_000_000, 200
@@ -228,7 +228,6 @@ class Checkpoint:
 
     def store(self, state: dict) -> None:
         """Save the turns whole or not at all (a new file renamed into place)."""
-        state["undo"] = state["undo"][-MAX_TURNS:]
         (self.dir / "turns.new").write_text(json.dumps(state))
         os.replace(self.dir / "turns.new", self.dir / "turns.json")
 

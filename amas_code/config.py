@@ -40,8 +40,7 @@ def load(root: str = ".", overrides: dict | None = None) -> dict:
     config = {**DEFAULT_CONFIG, **user, **{k: v for k, v in project.items() if k not in PERSONAL}}
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
     if not config["model"]:  # the first run: the model whose API key is set, if one is
-        found = [m for k, m in config["first_model"].items() if os.environ.get(k)]
-        config["model"] = (found or [""])[0]
+        config["model"] = next((m for k, m in config["first_model"].items() if os.getenv(k)), "")
     for key, value in config.items():  # `yolo: "no"`: one line now, not a "yes" nobody gave
         kind = type(value if DEFAULT_CONFIG.get(key) is None else DEFAULT_CONFIG[key])
         if not isinstance(value, kind):

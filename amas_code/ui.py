@@ -8,7 +8,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
 from pathlib import Path
 
-from rich import live, panel, spinner, table
+from rich import live, markdown, panel, spinner, syntax, table
 from rich.console import Console
 from rich.text import Text
 
@@ -62,23 +62,19 @@ def _tail() -> Text | None:
 def _show_answer(text: str, rendered: bool) -> None:
     """The whole answer: its reasoning as plain text, the rest as Markdown with links spelled out, wrapped
     at words (the console soft-wraps everything else, which a pipe gets as it is)."""
-    from rich.markdown import Markdown
-
     thought, end, reply = text.rpartition("</think>")
     if rendered and text.strip():
         reasoning = [Text(safe(thought + end))] if end else []
-        out.print(*reasoning, Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
+        out.print(*reasoning, markdown.Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
     elif text:
         out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
-    from rich.syntax import Syntax  # pygments: only when there is a diff to show
-
     a, b = old.split("\n"), new.split("\n")  # only \n: a \r or \f changed shows as \x0d or \x0c
     text = "\n".join(difflib.unified_diff(a, b, f"a/{filename}", f"b/{filename}", lineterm=""))
     text = safe(text) or "(no changes)"
-    console.print(Syntax(text, "diff", theme="ansi_dark", background_color=""))
+    console.print(syntax.Syntax(text, "diff", theme="ansi_dark", background_color=""))
 
 
 def show_tool_call(name: str, args: str) -> None:
@@ -115,7 +111,7 @@ def show_table(rows: list, *headers: str) -> None:
 def ask(message: str, commands: list | None = None, history: Path | None = None) -> str:
     """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end.
     With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
-    completes the slash commands, Esc-Enter (Alt-Enter) starts a new line. Without,
+    completes the slash commands. Without,
     a question whose answers stay out of that history."""
     if not INTERACTIVE:
         return input()
@@ -126,16 +122,12 @@ def ask(message: str, commands: list | None = None, history: Path | None = None)
 
 
 def _comforts(commands: list, history: Path) -> dict:
-    """The REPL prompt's history file, completion of slash commands and the Esc-Enter newline."""
+    """The REPL prompt's history file and completion of slash commands."""
     from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.history import FileHistory
-    from prompt_toolkit.key_binding import KeyBindings
 
     history.touch(0o600)  # what was typed may hold secrets: the owner's alone
-    keys = KeyBindings()
-    keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
-    completer = WordCompleter(commands, WORD=True)
-    return dict(history=FileHistory(history), completer=completer, key_bindings=keys)
+    return dict(history=FileHistory(history), completer=WordCompleter(commands, WORD=True))
 
 
 def confirm(question: str) -> bool:

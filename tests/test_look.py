@@ -1,6 +1,6 @@
 """The spec's Phase 6, the finished look (issue #32): what can be checked without a person at the
 screen. A real terminal (a pty) for the rendered answer, pipes for plain text, the real CLI for the
-summary, a real prompt_toolkit session for history, completion and the Esc-Enter newline."""
+summary, a real prompt_toolkit session for history and completion."""
 
 import fcntl
 import os
@@ -276,6 +276,8 @@ def test_tab_completes_a_slash_command(isolated, tmp_path):
     assert [c.text for c in found] == ["/help"]
 
 
-def test_escape_enter_starts_a_new_line(isolated):
+def test_escape_enter_no_longer_starts_a_new_line(isolated):
+    """Cut for the line budget (PLAN.md): Esc-Enter ends the line as Enter does; a pasted block
+    still arrives whole."""
     with terminal("first\x1b\rsecond"):
-        assert ui.ask("› ", ["/help"], Path("h")) == "first\nsecond"
+        assert ui.ask("› ", ["/help"], Path("h")) == "first"

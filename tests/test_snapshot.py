@@ -168,21 +168,19 @@ def test_outside_git_commands_run_as_before(isolated, llm):
     assert "No snapshot" not in done.stderr
 
 
-def test_the_undo_stack_is_capped(repo, monkeypatch):
-    monkeypatch.setattr("amas_code.checkpoint.MAX_TURNS", 3)
+def test_every_turn_is_kept_and_undo_n_reaches_the_oldest(repo):
+    """#41 dropped the old cap on the undo stack (PLAN.md): every turn stays undoable."""
     checkpoint = Checkpoint(".")
     tools.STATE.update(checkpoint=checkpoint, root=repo)
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
+    Path("n.txt").write_text("the user's\n")
     for n in range(5):
         checkpoint.begin(f"turn {n}")
         tools.run("shell_command", {"command": f"echo {n} > n.txt"})
-    assert [request for _, request, _ in Checkpoint(".").history()] == [
-        "turn 4",
-        "turn 3",
-        "turn 2",
-    ]
-    assert Checkpoint(".").undo(5).startswith("Undid 3 turn(s)")
-    assert Path("n.txt").read_text() == "1\n"  # the oldest turns are no longer undone
+    listed = [request for _, request, _ in Checkpoint(".").history()]
+    assert listed == ["turn 4", "turn 3", "turn 2", "turn 1", "turn 0"]
+    assert Checkpoint(".").undo(5).startswith("Undid 5 turn(s)")
+    assert Path("n.txt").read_text() == "the user's\n"
 
 
 # The rest of #37: nothing leaked, nothing turned off by a typo ---------------------------------

@@ -297,3 +297,15 @@ def test_undo_and_redo_refuse_in_one_line_when_there_is_nothing(repo):
         assert done.returncode == 1 and f"Nothing to {word}" in done.stderr
         assert "Traceback" not in done.stderr
     assert "Expected a number" in amas("undo", "x").stderr
+
+
+def test_after_undo_the_next_request_tells_the_model_what_was_taken_back(repo, llm):
+    llm.queue(tool("write_file", {"path": "app.py", "content": "print('agent')\n"}), text("done"))
+    llm.queue(text("I see app.py is back as it was."))
+    base = ["--model", "openai/fake", "--api-base", llm.url, "--yes"]
+    typed = "change app.py\n/undo\nwhat now?\n"
+    done = amas(*base, env={"OPENAI_API_KEY": "k"}, stdin=typed)
+    assert "Undid 1 turn" in done.stderr and Path("app.py").read_text() == WORK
+    told = llm.requests[-1]["body"]["messages"][-1]["content"]
+    assert "Undid 1 turn(s): 'change app.py': app.py." in told and told.endswith("what now?")
+    assert "Undid" not in str(llm.requests[1]["body"]["messages"])  # not before the undo
