@@ -12,7 +12,7 @@ PROMPTS, RESULTS, SUMMARY = skills.PROMPTS, "[tool results]", "Summary of our co
 HISTORY = Path(".amas/history.jsonl")
 
 
-def message(role: str, content: str, **extra) -> dict:
+def message(role: str, content: str, **extra: object) -> dict:
     """A message; a non-UTF-8 byte (a file name, a typed line) would break every request: "?"."""
     return {"role": role, "content": content.encode(errors="replace").decode(), **extra}
 
@@ -95,7 +95,7 @@ class Agent:
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
         return calls
 
-    def call(self, messages: list, on_chunk=None) -> dict:
+    def call(self, messages: list, on_chunk: object = None) -> dict:
         """One request; a provider that refuses native tools switches us to calls written as text."""
         offered = tools.TOOLS if self.mode != "text" else None  # the native tools' schemas
         extra = "" if offered else PROMPTS["text_tools"] + tools.describe()
@@ -159,7 +159,7 @@ class Agent:
                     elif line:
                         self.turn(line)
 
-    def command(self, line: str):
+    def command(self, line: str) -> int:
         name, _, arg = line[1:].partition(" ")
         try:
             if not (handler := getattr(self, f"cmd_{name}", None)):
@@ -173,11 +173,11 @@ class Agent:
         """The slash commands, sorted: each method cmd_<name> is /<name>."""
         return [f"/{name[4:]}" for name in dir(self) if name.startswith("cmd_")]
 
-    def cmd_help(self, arg: str):
+    def cmd_help(self, arg: str) -> None:
         """List the commands."""
         ui.show_table([(n, getattr(self, f"cmd_{n[1:]}").__doc__) for n in self.commands()])
 
-    def cmd_attach(self, arg: str):
+    def cmd_attach(self, arg: str) -> None:
         """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""
         result = config.redact(tools.run("read_file", {"path": arg}), self.config)
         if not arg or result.startswith("Error: "):  # nothing is sent
@@ -185,26 +185,26 @@ class Agent:
         self.messages.append(message("user", f"Attached {arg}:\n{result}"))
         ui.success(f"Attached {arg} ({len(result.splitlines())} lines)")
 
-    def cmd_quit(self, arg: str):
+    def cmd_quit(self, arg: str) -> None:
         """Leave Amas Code (Ctrl-D does too)."""
         raise EOFError  # what Ctrl-D raises: the REPL ends
 
-    def cmd_compact(self, arg: str):
+    def cmd_compact(self, arg: str) -> None:
         """Summarize the conversation so far to free context (automatic past max_context_tokens)."""
         self.compact()
 
-    def cmd_init(self, arg: str):
+    def cmd_init(self, arg: str) -> None:
         """Map the project's classes and functions into .amas/map.md, which the model then reads."""
         ui.success(skills.init())
 
-    def cmd_undo(self, arg: str):
+    def cmd_undo(self, arg: str) -> None:
         """/undo [n]: take back the agent's last n turns (edits and commands); your own edits stay."""
         ui.success(self.noted(self.checkpoint.undo(arg)))
 
-    def cmd_redo(self, arg: str):
+    def cmd_redo(self, arg: str) -> None:
         """/redo [n]: put back what the last /undo took back."""
         ui.success(self.noted(self.checkpoint.redo(arg)))
 
-    def cmd_checkpoint(self, arg: str):
+    def cmd_checkpoint(self, arg: str) -> None:
         """List the agent's turns that changed files, newest first; /undo N takes back the newest N."""
         ui.show_table(self.checkpoint.history(), "time", "request", "files")

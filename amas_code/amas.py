@@ -21,7 +21,7 @@ for sig in (signal.SIGTERM, signal.SIGHUP):
 @click.option("--yolo", is_flag=True, default=None, help="--yes, and destructive commands too.")
 @click.option("--api-base", help="URL of an OpenAI-compatible or local server (Ollama, vLLM).")
 @click.version_option(__version__, "-V", "--version", prog_name="amas")
-def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options) -> None:
+def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options: str) -> None:
     """Amas Code, an AI coding agent for your terminal.
 
     \b

@@ -13,7 +13,7 @@ NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or 
 
 
 @functools.cache
-def page():
+def page() -> object:
     """The page of the session's one Chromium, started on first use and closed at exit."""
     from playwright.sync_api import Error, sync_playwright
 
@@ -30,7 +30,7 @@ def page():
     return browser.new_page()
 
 
-def locate(what: str):
+def locate(what: str) -> object:
     """The first element a person would call `what`: by a field's label or placeholder, or its
     visible text (a button's, a link's); failing those, `what` is a CSS selector."""
     p = page()

@@ -71,7 +71,7 @@ class Checkpoint:
         return run.stdout.decode(errors="surrogateescape").removesuffix("\n")
 
     @contextmanager
-    def locked(self):
+    def locked(self) -> object:
         """One session at a time in the snapshots and the turns, with Ctrl-C and kill held off until
         a record is whole; a file that moved under us refuses in one line."""
         held, old = [], {}

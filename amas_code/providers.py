@@ -20,7 +20,7 @@ class ProviderError(Exception):
         self.kind, self.exit_code = kind, 2 if kind == "key" else 1
 
 
-def complete(messages: list, tools: list | None, config: dict, on_chunk=None) -> tuple[dict, dict]:
+def complete(messages: list, tools: list | None, config: dict, on_chunk: object = None) -> tuple:
     """Stream one reply; returns (message, usage). A request that fails before any output (a rate
     limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does.
     litellm takes 2-5 s and about 190 MiB to import: only when a model is called, and not when no
@@ -46,7 +46,7 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk=None) ->
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
 
 
-def to_message(message) -> dict:
+def to_message(message: object) -> dict:
     """The reply as a plain message dict: role, content ("" for none) and tool calls if any."""
     reply = message.model_dump(include={"role", "content", "tool_calls"}, exclude_none=True)
     return {**reply, "content": reply.get("content") or ""}
@@ -109,7 +109,7 @@ def as_json(call: re.Match, rule: dict, types: dict) -> str:
         return call[0]
 
 
-def typed(value: str, kind: type | None, rule: dict):
+def typed(value: str, kind: type | None, rule: dict) -> object:
     """A value written as text, as its parameter's type: a string keeps its text, a JSON scalar (3,
     true, null) given for any other is read as JSON, anything else stays text. In a Python call
     every value is a literal: JSON's scalars (Olmo 3 writes them) or Python's."""

@@ -38,7 +38,7 @@ class ToolError(Exception):
 REPORTED: tuple = (ToolError, Refused, OSError, re.error, RecursionError)
 
 
-def register(*handlers) -> None:
+def register(*handlers: object) -> None:
     """The schema comes from the handler: its docstring, parameter names, types and defaults."""
     for fn in handlers:
         params = inspect.signature(fn).parameters.values()
@@ -99,7 +99,7 @@ def destructive(line: str) -> bool:
     return decided or any(map(destructive, scripts)) or any(map(judge, commands))
 
 
-def render(command) -> str:
+def render(command: object) -> str:
     """A command as one line of words separated by single spaces, one level of quoting removed and
     line continuations joined: `bash -lc 'rm -rf "my dir"'` becomes `bash -lc rm␣-rf␣"my␣dir"`, a
     blank inside a word hidden (destructive.yaml's `words` and `hide`); A=1 before it is left out."""
@@ -264,7 +264,7 @@ def watch(command: str, timeout: int) -> str:
     return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
 
 
-def drain(pipe, kept: bytearray) -> None:
+def drain(pipe: object, kept: bytearray) -> None:
     """Read a pipe to its end keeping its head and tail, so `yes` cannot fill the memory."""
     for chunk in iter(lambda: pipe.read1(1 << 16), b""):
         kept += chunk

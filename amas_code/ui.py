@@ -37,7 +37,7 @@ stream = pieces.append  # the model's callback for each piece
 
 
 @contextmanager
-def answer():
+def answer() -> object:
     """While the model answers: a spinner until its first token, then the answer's last screenful
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
     leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text once the

@@ -26,3 +26,19 @@ def test_the_agent_does_not_import_litellm_until_the_first_request():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_every_function_signature_has_type_hints():
+    """The spec asks for type hints on every signature: each parameter (but self) and each return."""
+    import ast
+    from pathlib import Path
+
+    missing = []
+    for path in sorted(Path(__file__).parent.parent.glob("amas_code/*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef):
+                args = node.args.args + node.args.kwonlyargs + [node.args.vararg, node.args.kwarg]
+                bare = [a.arg for a in args if a and a.arg != "self" and a.annotation is None]
+                no_return = node.returns is None and node.name != "__init__"
+                missing += [f"{path.name}:{node.name} {bare}"] if bare or no_return else []
+    assert missing == []
