@@ -15,7 +15,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from amas_code import ui
-from amas_code.checkpoint import Refused
 from amas_code.config import DEFAULT_CONFIG, MASK, packaged, redact
 
 TOOLS: list[dict] = []
@@ -35,7 +34,7 @@ class ToolError(Exception):
 
 
 # Errors whose message run() gives the model as the result.
-REPORTED: tuple = (ToolError, Refused, OSError, re.error, RecursionError)
+REPORTED: tuple = (ToolError, OSError, re.error, RecursionError)
 
 
 def register(*handlers: object) -> None:

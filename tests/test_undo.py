@@ -2,19 +2,17 @@
 and after, kept in a repository of Amas's own beside the user's branch; /undo takes back a turn.
 Real repositories, real commands, the real CLI with a scripted model."""
 
-import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 from conftest import amas, git, git_init
-from fake_llm import text, tool, tools
+from fake_llm import text, tool
 
-from amas_code import checkpoint, tools as amas_tools
+from amas_code import tools as amas_tools
 from amas_code.checkpoint import Checkpoint
 
 WORK = "print('an hour of uncommitted work')\n"
