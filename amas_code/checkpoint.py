@@ -74,9 +74,8 @@ class Checkpoint:
     def locked(self) -> object:
         """One session at a time in the snapshots and the turns, with Ctrl-C and kill held off until
         a record is whole; a file that moved under us refuses in one line."""
-        held, old = [], {}
-        for number in HELD:  # Python runs handlers in the main thread, whichever thread got it
-            old[number] = signal.signal(number, lambda number, frame: held.append(number))
+        held = []  # Python runs handlers in the main thread, whichever thread got the signal
+        old = {sig: signal.signal(sig, lambda number, frame: held.append(number)) for sig in HELD}
         try:
             with open(self.dir / "amas.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
