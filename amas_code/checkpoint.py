@@ -55,9 +55,8 @@ class Checkpoint:
         objects = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{user.common_dir}/objects"} if user else {}
         self.reader = {**self.env, **objects}
         if not (self.dir / "HEAD").exists():  # never pushed, bundled or mirrored with the user's
-            subprocess.run(
-                ["git", "init", "-q", "--bare", self.dir], capture_output=True
-            )  # or asks
+            # when it fails (a cache that is not writable) every change asks: no snapshot, no /undo
+            subprocess.run(["git", "init", "-q", "--bare", self.dir], capture_output=True)
 
     def git(self, *args: str, stdin: tuple | list = ()) -> str:
         """One git command in Amas's own repository, over the user's work tree; `stdin` is a list
