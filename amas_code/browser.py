@@ -6,10 +6,9 @@ import functools
 import shutil
 import time
 
-from amas_code import tools
+from amas_code import config, tools
 
 BROWSERS = "chromium chromium-browser google-chrome google-chrome-stable chrome".split()
-NO_BROWSER = "No browser found: install Chromium (apt/brew install chromium) or set browser_path."
 
 
 @functools.cache
@@ -18,14 +17,14 @@ def page() -> object:
     from playwright.sync_api import Error, sync_playwright
 
     tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
-    playwright, config = sync_playwright().start(), tools.STATE["config"]
-    path = config.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
-    headless = config.get("browser_headless", True)
+    playwright, settings = sync_playwright().start(), tools.STATE["config"]
+    path = settings.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
+    headless = settings.get("browser_headless", True)
     try:  # no path: playwright's own browser, if `playwright install` was run
         browser = playwright.chromium.launch(executable_path=path, headless=headless)
     except Error:
         playwright.stop()
-        raise tools.ToolError(NO_BROWSER) from None
+        raise tools.ToolError(config.WORDS["no_browser"]) from None
     atexit.register(playwright.stop)  # its driver closes the browser and removes its profile
     return browser.new_page()
 
