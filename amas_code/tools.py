@@ -306,8 +306,7 @@ def search_google(query: str) -> str:
     """Search the web with Google; returns numbered titles, URLs and descriptions."""
     from googlesearch import search  # its network errors are OSErrors: run() reports them
 
-    timeout = STATE["config"].get("web_timeout", 10)
-    found = search(query, num_results=8, advanced=True, timeout=timeout)
+    found = search(query, num_results=8, advanced=True, timeout=STATE["config"]["web_timeout"])
     lines = [f"{i}. {r.title}\n   {r.url}\n   {r.description}" for i, r in enumerate(found, 1)]
     return "\n".join(lines) or f"No results for {query!r} (or Google refused to answer)."
 
@@ -317,7 +316,7 @@ def fetch_url(url: str) -> str:
     import httpx
 
     try:
-        timeout = STATE["config"].get("web_timeout", 10)
+        timeout = STATE["config"]["web_timeout"]
         with httpx.stream("GET", url, follow_redirects=True, timeout=timeout) as response:
             body = next(response.raise_for_status().iter_bytes(MAX_FETCH + 1), b"")  # capped
     except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
