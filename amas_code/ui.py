@@ -41,14 +41,22 @@ def answer() -> object:
     """While the model answers: a spinner until its first token, then the answer's last screenful
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
     leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text once the
-    answer is complete. An answer cut short by Ctrl-C or an error stays on screen."""
+    answer is complete. An answer cut short by Ctrl-C or an error stays on screen. Its reasoning
+    shows as plain text, the rest as Markdown with links spelled out, wrapped at words (the console
+    soft-wraps everything else, which a pipe gets as it is)."""
     dots, pieces[:] = spinner.Spinner("dots", "Thinking…", style="cyan"), []
     view = live.Live(console=console, transient=True, get_renderable=lambda: _tail() or dots)
     try:
         with view if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
             yield
-    finally:
-        _show_answer("".join(pieces), rendered=INTERACTIVE and out.is_terminal)  # on stdout
+    finally:  # the whole answer, on stdout
+        text = "".join(pieces)
+        thought, end, reply = text.rpartition("</think>")
+        if INTERACTIVE and out.is_terminal and text.strip():
+            reasoning = [Text(safe(thought + end))] if end else []
+            out.print(*reasoning, markdown.Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
+        elif text:
+            out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 
 
 def _tail() -> Text | None:
@@ -57,17 +65,6 @@ def _tail() -> Text | None:
     lines = "".join(pieces).splitlines()[-console.height :]
     rows = Text(safe("\n".join(lines))).wrap(console, console.width)[2 - console.height :]
     return Text("\n").join(rows) if lines else None
-
-
-def _show_answer(text: str, rendered: bool) -> None:
-    """The whole answer: its reasoning as plain text, the rest as Markdown with links spelled out, wrapped
-    at words (the console soft-wraps everything else, which a pipe gets as it is)."""
-    thought, end, reply = text.rpartition("</think>")
-    if rendered and text.strip():
-        reasoning = [Text(safe(thought + end))] if end else []
-        out.print(*reasoning, markdown.Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
-    elif text:
-        out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 
 
 def show_diff(old: str, new: str, filename: str) -> None:
