@@ -77,7 +77,7 @@ class Agent:
         full), then the tools it calls; returns those calls."""
         with ui.answer():  # a spinner, the answer as it streams, then rendered
             if self.used > self.config["max_context_tokens"]:
-                self.compact()
+                self.cmd_compact()
             reply = self.call(self.messages, ui.stream)
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
@@ -111,8 +111,9 @@ class Agent:
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         return reply
 
-    def compact(self) -> None:
-        """Replace all but the latest request with the model's summary; tool pairs stay together."""
+    def cmd_compact(self, arg: str = "") -> None:
+        """Summarize the conversation so far to free context (automatic past max_context_tokens)."""
+        # all but the latest request become the model's summary; tool pairs stay together
         requests = [i for i, m in enumerate(self.messages) if is_request(m)]
         if len(requests) < 2:  # only the latest request, or nothing new since the last summary
             return
@@ -188,10 +189,6 @@ class Agent:
     def cmd_quit(self, arg: str) -> None:
         """Leave Amas Code (Ctrl-D does too)."""
         raise EOFError  # what Ctrl-D raises: the REPL ends
-
-    def cmd_compact(self, arg: str) -> None:
-        """Summarize the conversation so far to free context (automatic past max_context_tokens)."""
-        self.compact()
 
     def cmd_init(self, arg: str) -> None:
         """Map the project's classes and functions into .amas/map.md, which the model then reads."""
