@@ -33,10 +33,8 @@ def locate(what: str) -> object:
     """The first element a person would call `what`: by a field's label or placeholder, or its
     visible text (a button's, a link's); failing those, `what` is a CSS selector."""
     p = page()
-    for found in [p.get_by_label(what), p.get_by_placeholder(what), p.get_by_text(what)]:
-        if found.count():
-            return found.first
-    return p.locator(what).first
+    found = [p.get_by_label(what), p.get_by_placeholder(what), p.get_by_text(what)]
+    return next((locator.first for locator in found if locator.count()), p.locator(what).first)
 
 
 def browser_navigate(url: str) -> str:
