@@ -78,7 +78,7 @@ class Agent:
         with ui.answer():  # a spinner, the answer as it streams, then rendered
             if self.used > self.config["max_context_tokens"]:
                 self.cmd_compact()
-            reply = self.call(self.messages, ui.stream)
+            reply = self.call(self.messages, ui.pieces.append)
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
         if native or self.mode == "auto" and providers.native(self.config["model"]):

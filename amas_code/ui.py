@@ -32,8 +32,7 @@ def _say(symbol: str, style: str, msg: str) -> None:
 
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
-pieces = []  # the answer being streamed, as its pieces came
-stream = pieces.append  # the model's callback for each piece
+pieces = []  # the answer being streamed, as its pieces came (the model's callback appends)
 
 
 @contextmanager

@@ -106,7 +106,7 @@ def test_in_a_terminal_the_rendered_answer_wraps_at_words_not_at_the_edge(monkey
     monkeypatch.setattr(ui, "console", Console(file=live, width=30, force_terminal=True))
     monkeypatch.setattr(ui, "INTERACTIVE", True)
     with ui.answer():
-        ui.stream("alpha beta gamma delta epsilon zeta eta theta iota kappa")
+        ui.pieces.append("alpha beta gamma delta epsilon zeta eta theta iota kappa")
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue()).splitlines()
     assert [line.strip() for line in shown] == [
         "alpha beta gamma delta epsilon",

@@ -374,7 +374,7 @@ def test_reasoning_shows_as_ordinary_text_made_safe(monkeypatch):
     monkeypatch.setattr(ui, "INTERACTIVE", True)
     with ui.answer():
         for piece in ("<think>", "weighing \x1b[2J it", "</think>", "The answer"):
-            ui.stream(piece)
+            ui.pieces.append(piece)
         assert "\x1b" not in ui._tail().plain and not ui._tail().spans  # live: safe, not styled
     shown = screen.getvalue()
     assert "<think>weighing \\x1b[2J it</think>" in shown and "The answer" in shown
