@@ -123,11 +123,16 @@ class Checkpoint:
         one git ignores), and the `whole` tree; its parent is the newest snapshot, or it is that one
         when nothing changed."""
         whole = self._seed() or whole
-        if paths:
-            names = [Path(self.root, p).relative_to(self.root).as_posix() for p in paths]
+        names = [Path(self.root, p).relative_to(self.root).as_posix() for p in paths or []]
+        names = [name for name in names if not (self.root / name).is_dir()]  # now a folder: below
+        if whole:  # what git tracks, then what is new: one walk of the work tree for each
+            self.git("add", "-u")
+            new = self._new()
+            names += [name for name in new if not name.endswith("/")]  # a file gone since: fine
+            if folders := [f":(literal){name}" for name in new if name.endswith("/")]:
+                self.git("add", *FROM_STDIN, stdin=folders)
+        if names:
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
-        if whole:
-            self.git("add", "-A", *FROM_STDIN, stdin=[".", *self._left_out()])
         tree = self.git("write-tree")
         keep = self.git("for-each-ref", "--format=%(tree) %(objectname)", KEEP).split() or [""]
         if keep[0] == tree:
@@ -145,19 +150,20 @@ class Checkpoint:
             return False
         (self.dir / "index").write_bytes(self.seed.read_bytes())
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
-        self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged.split("\0")[:-1])
+        if staged := staged.split("\0")[:-1]:
+            self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged)
         self.seed = None
         return True
 
-    def _left_out(self) -> list[str]:
-        """Pathspecs that leave out what is new and unwieldy (see `unwieldy`); named in a warning
-        once a session."""
-        new = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")
-        left = [name for name in new[:-1] if unwieldy(self.root / name)]
+    def _new(self) -> list[str]:
+        """The new files and folders (`name/`) git does not ignore, less the unwieldy ones (see
+        `unwieldy`), which are named in a warning once a session."""
+        new = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")[:-1]
+        left = [name for name in new if unwieldy(self.root / name)]
         if left and not self.warned:
             self.warned = True
             ui.warning(WORDS["left_out"].format(", ".join(left[:5]) + (", …" if left[5:] else "")))
-        return [f":(exclude,literal){name}" for name in left]
+        return [name for name in new if name not in left]
 
     def _changed(self, a: str, b: str) -> dict[str, str]:
         """The files that differ between two snapshots, each with its status (A, M, D or T)."""

@@ -307,3 +307,39 @@ def test_after_undo_the_next_request_tells_the_model_what_was_taken_back(repo, l
     told = llm.requests[-1]["body"]["messages"][-1]["content"]
     assert "Undid 1 turn(s): 'change app.py': app.py." in told and told.endswith("what now?")
     assert "Undid" not in str(llm.requests[1]["body"]["messages"])  # not before the undo
+
+
+def test_a_file_turned_into_a_folder_and_a_folder_into_a_file_come_back(repo, llm):
+    Path("lib").mkdir()
+    Path("lib/a.py").write_text("a = 1\n")
+    git(repo, "add", "lib")
+    git(repo, "commit", "-qm", "user: lib")
+    command = "mv app.py old.py && mkdir app.py && echo x > app.py/in.txt && mv lib lib.bak"
+    yes(llm, shell(command + " && echo flat > lib"))
+    assert Path("app.py/in.txt").exists() and Path("lib").read_text() == "flat\n"
+    undone = amas("undo")
+    assert "Undid 1 turn(s)" in undone.stderr, undone.stderr
+    assert Path("app.py").read_text() == WORK and Path("lib/a.py").read_text() == "a = 1\n"
+    assert not Path("old.py").exists() and not Path("lib.bak/a.py").exists()
+    redone = amas("redo")
+    assert "Redid 1 turn(s)" in redone.stderr, redone.stderr
+    assert Path("app.py/in.txt").read_text() == "x\n" and Path("lib").read_text() == "flat\n"
+
+
+def test_a_new_file_gone_before_it_is_read_does_not_stop_the_snapshot(repo, monkeypatch):
+    """A file another program removes while the snapshot runs (an editor's swap file)."""
+    Path("draft.swp").write_text("swap\n")
+    Path("notes.txt").write_text("kept\n")
+    listed = Checkpoint._new
+
+    def new_then_gone(self):
+        found = listed(self)
+        Path("draft.swp").unlink(missing_ok=True)  # after git listed it, before git reads it
+        return found
+
+    monkeypatch.setattr(Checkpoint, "_new", new_then_gone)
+    checkpoint = Checkpoint(".")
+    snap = checkpoint.snapshot()
+    assert snap, "the snapshot failed"
+    held = checkpoint.git("ls-tree", "-r", "--name-only", snap).split("\n")
+    assert "notes.txt" in held and "draft.swp" not in held
