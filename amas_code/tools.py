@@ -312,7 +312,7 @@ def search_google(query: str) -> str:
 
 
 def fetch_url(url: str) -> str:
-    """Fetch a URL over HTTP(S): HTML comes back as Markdown, anything else as text."""
+    """Fetch a URL over HTTP(S): HTML comes back as Markdown, other text as it is."""
     import httpx
 
     try:
@@ -321,8 +321,11 @@ def fetch_url(url: str) -> str:
             body = next(response.raise_for_status().iter_bytes(MAX_FETCH + 1), b"")  # capped
     except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
         raise ToolError(f"{url}: {str(e) or type(e).__name__}") from None  # run() keeps line 1
-    text = body.decode(response.encoding, errors="replace")  # binary content: mojibake, clipped
-    if "html" in response.headers.get("content-type", ""):
+    kind = response.headers.get("content-type", "")
+    if not re.search(r"text|json|xml|javascript|yaml", kind):  # an image, a PDF, a zip: one line
+        return f"{response.url}: {len(body)} bytes of {kind or 'unlabelled'} content; not shown."
+    text = body.decode(response.encoding, errors="replace")
+    if "html" in kind:
         from markdownify import markdownify  # drops <script> and <style>
 
         text = markdownify(text, heading_style="ATX")

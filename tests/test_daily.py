@@ -92,3 +92,27 @@ def test_attach_says_how_sends_nothing_when_it_fails_and_counts_the_lines(llm, i
     assert "Attached calc.py (21 lines)" in done.stderr and "╭" not in done.stderr  # no panel
     sent = [m["content"] for m in llm.requests[0]["body"]["messages"][1:]]
     assert len(sent) == 2 and "x20 = 20" in sent[0] and sent[1] == "what does it do?"
+
+
+# 12. fetch_url of something that is not text ------------------------------------------------------
+
+
+def test_fetch_url_of_an_image_is_one_line_with_its_type_and_size(llm, isolated, tmp_path):
+    import functools
+    import http.server
+    import threading
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(60_000))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/logo.png"
+    try:
+        done = one_shot(llm, tool("fetch_url", {"url": url}), text("A PNG."))
+    finally:
+        server.shutdown()
+    result = llm.requests[1]["body"]["messages"][-1]["content"]
+    assert result == f"{url}: 60008 bytes of image/png content; not shown.", result[:80]
+    assert done.stdout == "A PNG.\n"
