@@ -134,11 +134,11 @@ class Checkpoint:
         if names:
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
         tree = self.git("write-tree")
-        keep = self.git("for-each-ref", "--format=%(tree) %(objectname)", KEEP).split() or [""]
+        # the newest snapshot's tree, then "-p" and that snapshot: the new one's parent
+        keep = self.git("for-each-ref", "--format=%(tree) -p %(objectname)", KEEP).split() or [""]
         if keep[0] == tree:
-            return keep[1]
-        parent = ["-p", keep[1]] if keep[1:] else []
-        commit = self.git("commit-tree", tree, *parent, "-m", message)
+            return keep[-1]
+        commit = self.git("commit-tree", tree, *keep[1:], "-m", message)
         self.git("update-ref", KEEP, commit)
         return commit
 
