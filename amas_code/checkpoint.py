@@ -123,8 +123,8 @@ class Checkpoint:
         one git ignores), and the `whole` tree; its parent is the newest snapshot, or it is that one
         when nothing changed."""
         whole = self._seed() or whole
-        names = [Path(self.root, p).relative_to(self.root).as_posix() for p in paths or []]
-        names = [name for name in names if not (self.root / name).is_dir()]  # now a folder: below
+        # as they are given (git reads a path inside the work tree); one now a folder: below
+        names = [str(path) for path in paths or [] if not (self.root / path).is_dir()]
         if whole:  # what git tracks, then what is new: one walk of the work tree for each
             self.git("add", "-u")
             new = self._new()
