@@ -201,18 +201,18 @@ class Checkpoint:
             at, to = (change["after"], change["before"])[:: 1 if undo else -1]
             differ = self._changed(at, now)
             kept += [p for p in change["paths"] if p in differ]
-            self._restore(now, to, [p for p in change["paths"] if p not in differ])
+            self._restore(now, to, {p for p in change["paths"] if p not in differ})
         return kept
 
-    def _restore(self, now: str, source: str, paths: list[str]) -> None:
+    def _restore(self, now: str, source: str, paths: set[str]) -> None:
         """Write `paths` as they are in the snapshot `source`, keeping each file's permissions and
         the folders they stand in (git would make a 0600 file 0644, and remove an empty folder)."""
-        status = self._changed(now, source)
-        paths = [p for p in paths if p in status]  # the others are as in `source` already
-        modes = {p: os.lstat(self.root / p).st_mode for p in paths if status[p] == "M"}
-        for path in (p for p in paths if status[p] == "D"):
+        # the paths that differ from `source`, with their status (the others are right already)
+        status = {p: s for p, s in self._changed(now, source).items() if p in paths}
+        modes = {p: os.lstat(self.root / p).st_mode for p, s in status.items() if s == "M"}
+        for path in (p for p, s in status.items() if s == "D"):
             (self.root / path).unlink()
-        back = [f":(literal){p}" for p in paths if status[p] != "D"]
+        back = [f":(literal){p}" for p, s in status.items() if s != "D"]
         if back:
             self.git("restore", "--worktree", f"--source={source}", *FROM_STDIN, stdin=back)
         # git sets the x bit alone; a symlink has no mode of its own
