@@ -212,8 +212,7 @@ class Checkpoint:
         modes = {p: os.lstat(self.root / p).st_mode for p, s in status.items() if s == "M"}
         for path in (p for p, s in status.items() if s == "D"):
             (self.root / path).unlink()
-        back = [f":(literal){p}" for p, s in status.items() if s != "D"]
-        if back:
+        if back := [f":(literal){p}" for p, s in status.items() if s != "D"]:
             self.git("restore", "--worktree", f"--source={source}", *FROM_STDIN, stdin=back)
         # git sets the x bit alone; a symlink has no mode of its own
         for path, mode in modes.items():
