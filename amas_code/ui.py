@@ -8,6 +8,7 @@ from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
 from pathlib import Path
 
+from markdown_it import MarkdownIt
 from rich import live, markdown, panel, spinner, syntax, table
 from rich.console import Console
 from rich.text import Text
@@ -53,7 +54,11 @@ def answer() -> object:
         thought, end, reply = text.rpartition("</think>")
         if INTERACTIVE and out.is_terminal and text.strip():
             reasoning = [Text(safe(thought + end))] if end else []
-            out.print(*reasoning, markdown.Markdown(safe(reply), hyperlinks=False), soft_wrap=False)
+            rendered = markdown.Markdown(safe(reply), hyperlinks=False)
+            parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
+            # no HTML: List<String>, <div> stay as text (rich's own parser would drop them)
+            rendered.parsed = parser.parse(rendered.markup)
+            out.print(*reasoning, rendered, soft_wrap=False)
         elif text:
             out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
 

@@ -80,6 +80,15 @@ def test_in_a_terminal_a_long_answer_leaves_one_copy(llm, isolated):
     assert out.count("Line 59 of") == 1 and out.count("Line 3 of") == 1
 
 
+def test_in_a_terminal_what_looks_like_html_in_an_answer_is_shown_as_text(llm, isolated):
+    """Issue #43 item 6: rich's Markdown would drop it (markdown-it with html on)."""
+    answer = "Return a **List<String>** or a vector<int>.\n\n<div>\n\nKeep <!-- x --> as it is.\n"
+    llm.queue(text(answer))
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated)
+    assert "List<String>" in out and "vector<int>" in out and "**" not in out  # still Markdown
+    assert "<div>" in out and "<!-- x -->" in out
+
+
 def test_in_a_terminal_ctrl_c_mid_answer_keeps_the_partial_answer(llm, isolated):
     llm.queue(Stall([{"content": "A partial **answer** so far"}, {"content": " and the rest."}]))
     out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated, b"so far")

@@ -42,3 +42,30 @@ def test_every_function_signature_has_type_hints():
                 no_return = node.returns is None and node.name != "__init__"
                 missing += [f"{path.name}:{node.name} {bare}"] if bare or no_return else []
     assert missing == []
+
+
+def test_readme_states_the_lines_of_python_and_of_rules_as_they_are():
+    """README's two counts (#43): the budget's count of Python code, and the YAML lines that hold rules
+    (no blank lines, no comments), each true of the code it ships with."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root / ".ci"))
+    import budget
+
+    sources = [p.read_text() for p in sorted((root / "amas_code").glob("*.py"))]
+    code = sum(budget.code_lines(s, ast.parse(s)) for s in sources)
+    physical = sum(len(s.splitlines()) for s in sources)
+
+    def data(*names: str) -> int:
+        lines = [line for n in names for line in (root / "amas_code" / n).read_text().splitlines()]
+        return sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
+
+    readme = " ".join((root / "README.md").read_text().split())
+    assert f"**{code} lines of code ({physical} with blank lines, comments and docstrings)**" in readme
+    rules = data("destructive.yaml", "formats.yaml", "languages.yaml")
+    assert f"beside {rules} lines of rules kept as data" in readme
+    everything = data(*(p.name for p in (root / "amas_code").glob("*.yaml")))
+    assert re.search(rf"\b{everything} lines of YAML\b", readme)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import amas, git, git_init
-from fake_llm import text, tool
+from fake_llm import FakeLLM, text, tool
 
 from amas_code import tools as amas_tools
 from amas_code.checkpoint import Checkpoint
@@ -187,14 +187,16 @@ def test_a_command_that_changed_12000_files_is_undone(repo, llm):
 
 
 def test_two_sessions_in_one_repository_both_record_and_neither_fails(repo, llm):
-    for i in range(2):
-        llm.queue(tool("shell_command", {"command": f"sleep 0.5; echo {i} > s{i}.txt"}))
-    llm.queue(text("done"), text("done"))
-    base = ["--model", "openai/fake", "--api-base", llm.url, "--yes"]
+    models = [llm, FakeLLM()]  # a model each: which session asks first must not matter
     env = {**os.environ, "OPENAI_API_KEY": "k"}
-    cmd = [sys.executable, "-m", "amas_code", *base]
-    procs = [subprocess.Popen([*cmd, f"session {i}"], env=env, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    procs = []
+    for i, model in enumerate(models):
+        model.queue(tool("shell_command", {"command": f"sleep 0.5; echo {i} > s{i}.txt"}), text("done"))
+        base = ["--model", "openai/fake", "--api-base", model.url, "--yes", f"session {i}"]
+        cmd = [sys.executable, "-m", "amas_code", *base]
+        procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=120)[1] for p in procs]
+    models[1].close()
     assert all(p.returncode == 0 for p in procs), outs
     assert all("[exit code 0]" in o and "No /undo" not in o for o in outs), outs
     listed = amas("checkpoint").stderr
