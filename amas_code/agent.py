@@ -170,13 +170,13 @@ class Agent:
             ui.error(str(e))
             return 1
 
-    def commands(self) -> list[str]:
-        """The slash commands, sorted: each method cmd_<name> is /<name>."""
-        return [f"/{name[4:]}" for name in dir(self) if name.startswith("cmd_")]
+    def commands(self) -> dict[str, str]:
+        """The slash commands, sorted, with their help: each method cmd_<name> is /<name>."""
+        return {f"/{n[4:]}": getattr(self, n).__doc__ for n in dir(self) if n.startswith("cmd_")}
 
     def cmd_help(self, arg: str) -> None:
         """List the commands."""
-        ui.show_table([(n, getattr(self, f"cmd_{n[1:]}").__doc__) for n in self.commands()])
+        ui.show_table(list(self.commands().items()))
 
     def cmd_attach(self, arg: str) -> None:
         """/attach FILE: add a file's contents to the conversation (read_file's rules apply)."""

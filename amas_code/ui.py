@@ -28,7 +28,9 @@ def safe(text: str) -> str:
 
 
 def _say(symbol: str, style: str, msg: str) -> None:
-    console.print(Text.assemble((f"{symbol} ", style), safe(msg)))
+    """A notice, wrapped at words on a terminal (a pipe gets it on one line)."""
+    notice = Text.assemble((f"{symbol} ", style), safe(msg))
+    console.print(notice, soft_wrap=not console.is_terminal)
 
 
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
@@ -109,10 +111,10 @@ def show_table(rows: list, *headers: str) -> None:
     console.print(grid)
 
 
-def ask(message: str, commands: list | None = None, history: Path | None = None) -> str:
+def ask(message: str, commands: dict | None = None, history: Path | None = None) -> str:
     """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end.
     With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
-    completes the slash commands. Without,
+    completes the slash commands, its menu showing their help. Without,
     a question whose answers stay out of that history."""
     if not INTERACTIVE:
         return input()
@@ -122,13 +124,14 @@ def ask(message: str, commands: list | None = None, history: Path | None = None)
     return prompt(message, in_thread=True, **(_comforts(commands, history) if commands else {}))
 
 
-def _comforts(commands: list, history: Path) -> dict:
-    """The REPL prompt's history file and completion of slash commands."""
+def _comforts(commands: dict, history: Path) -> dict:
+    """The REPL prompt's history file and completion of slash commands, with their help."""
     from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.history import FileHistory
 
     history.touch(0o600)  # what was typed may hold secrets: the owner's alone
-    return dict(history=FileHistory(history), completer=WordCompleter(commands, WORD=True))
+    completer = WordCompleter(list(commands), meta_dict=commands, WORD=True)
+    return dict(history=FileHistory(history), completer=completer)
 
 
 def confirm(question: str) -> bool:

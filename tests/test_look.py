@@ -273,20 +273,33 @@ def test_input_history_survives_a_restart_and_answers_stay_out_of_it(
     assert "change a.py" in history and "/quit" in history and "\n+y\n" not in history
     assert Path("a.py").read_text() == "x = 2\n"
     with terminal("\x1b[A"):  # arrow up in a new session: the last line comes back
-        assert ui.ask("› ", ["/help"], tmp_path / "home" / ".amas_history") == "/quit"
+        assert ui.ask("› ", {"/help": ""}, tmp_path / "home" / ".amas_history") == "/quit"
 
 
 def test_tab_completes_a_slash_command(isolated, tmp_path):
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
-    completer = ui._comforts(["/help", "/undo", "/redo"], tmp_path / "h")["completer"]
-    found = completer.get_completions(Document("/he"), CompleteEvent(completion_requested=True))
-    assert [c.text for c in found] == ["/help"]
+    completer = ui._comforts(Agent(tools.STATE["config"]).commands(), tmp_path / "h")["completer"]
+    found = completer.get_completions(Document("/at"), CompleteEvent(completion_requested=True))
+    assert [(c.text, c.display_meta_text) for c in found] == [
+        ("/attach", "/attach FILE: add a file's contents to the conversation (read_file's rules apply).")
+    ]  # the Tab menu shows each command's help (#43 item 13)
+
+
+def test_in_a_terminal_a_long_notice_wraps_at_words(llm, isolated):
+    """#43 item 13: a notice longer than the screen is wrapped by rich at words, not cut mid-word
+    by the terminal; a pipe still gets it on one line."""
+    words = " ".join(f"word{i:03}" for i in range(25))  # litellm's text is cut at 300
+    llm.queue(*[(400, {"error": {"message": words}})] * 2)
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated)
+    assert all(f"word{i:03}" in out for i in range(25)), out
+    piped = amas("--model", "openai/x", "--api-base", llm.url, "go", env={"OPENAI_API_KEY": "k"})
+    assert "word000" in piped.stderr and len(piped.stderr.strip().splitlines()) == 1
 
 
 def test_escape_enter_no_longer_starts_a_new_line(isolated):
     """Cut for the line budget (PLAN.md): Esc-Enter ends the line as Enter does; a pasted block
     still arrives whole."""
     with terminal("first\x1b\rsecond"):
-        assert ui.ask("› ", ["/help"], Path("h")) == "first"
+        assert ui.ask("› ", {"/help": ""}, Path("h")) == "first"

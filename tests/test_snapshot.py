@@ -201,7 +201,7 @@ def test_the_input_history_is_created_readable_by_its_owner_only(isolated):
     from amas_code import ui
 
     history = Path(os.environ["HOME"]) / ".amas_history"
-    ui._comforts(["/help"], history)
+    ui._comforts({"/help": "List the commands."}, history)
     assert stat.S_IMODE(history.stat().st_mode) == 0o600
 
 
