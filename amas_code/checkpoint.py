@@ -122,9 +122,10 @@ class Checkpoint:
         """A commit of the work tree as it is now: `paths` read again (a file the agent writes, even
         one git ignores), and the `whole` tree; its parent is the newest snapshot, or it is that one
         when nothing changed."""
-        whole = self._seed() or whole
+        staged = self._seed()
+        whole = staged is not None or whole
         # as they are given (git reads a path inside the work tree); one now a folder: below
-        names = [str(path) for path in paths or [] if not (self.root / path).is_dir()]
+        names = [str(p) for p in [*(paths or []), *(staged or [])] if not (self.root / p).is_dir()]
         if whole:  # what git tracks, then what is new: one walk of the work tree for each
             self.git("add", "-u")
             new = self._new()
@@ -142,18 +143,19 @@ class Checkpoint:
         self.git("update-ref", KEEP, commit)
         return commit
 
-    def _seed(self) -> bool:
+    def _seed(self) -> list[str] | None:
         """At a session's first snapshot, the index starts as a copy of the user's (fast, and every
-        tracked file in), less what they staged and did not commit, which is read again so that the
-        snapshot keeps its own copy. True then: the whole tree must be read (conflicts resolve)."""
+        tracked file in), less what they staged and did not commit: returned, for the snapshot to read
+        again from the work tree and keep its own copy (a file git ignores or a big one too). Then the
+        whole tree must be read (conflicts resolve). None when the index was seeded before."""
         if not self.seed or not self.seed.is_file():
-            return False
+            return None
         (self.dir / "index").write_bytes(self.seed.read_bytes())
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
         if staged := staged.split("\0")[:-1]:
             self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged)
         self.seed = None
-        return True
+        return staged
 
     def _new(self) -> list[str]:
         """The new files and folders (`name/`) git does not ignore, less the unwieldy ones (see

@@ -260,6 +260,36 @@ def test_tracked_big_and_force_added_ignored_files_are_in_the_snapshot(repo, llm
     assert Path("kept.log").read_text() == "edited, not committed\n"
 
 
+def test_staged_changes_to_big_and_force_added_files_are_in_the_snapshot_too(repo, llm):
+    """What the user staged is read again from the work tree, ignored or big as it may be."""
+    Path("big.bin").write_bytes(b"b" * 11_000_000)
+    Path("kept.log").write_text("a log the user tracks on purpose\n")
+    Path("new.log").write_text("staged, never committed\n")
+    git(repo, "add", "-f", "big.bin", "kept.log")
+    git(repo, "commit", "-qm", "user: a big file and a forced one")
+    Path("big.bin").write_bytes(b"staged" * 10)
+    Path("kept.log").write_text("staged\n")
+    git(repo, "add", "-f", "big.bin", "kept.log", "new.log")
+    Path("kept.log").write_text("staged, then edited again\n")
+    staged = git(repo, "ls-files", "-s")
+    yes(llm, shell("git checkout HEAD -- big.bin kept.log && echo gone > new.log"))
+    assert "Undid" in amas("undo").stderr
+    assert Path("big.bin").read_bytes() == b"staged" * 10
+    assert Path("kept.log").read_text() == "staged, then edited again\n"
+    assert Path("new.log").read_text() == "staged, never committed\n"
+    assert git(repo, "ls-files", "-s") != staged  # the command's own checkout wrote the index
+
+
+def test_a_staged_file_that_is_now_a_folder_does_not_stop_the_snapshot(repo, llm):
+    git(repo, "add", "app.py")  # staged, then replaced by a folder
+    Path("app.py").unlink()
+    Path("app.py").mkdir()
+    Path("app.py/in.txt").write_text("x\n")
+    done = yes(llm, shell("echo y > app.py/in.txt"))
+    assert "No snapshot" not in done.stderr and "Undid" in amas("undo").stderr
+    assert Path("app.py/in.txt").read_text() == "x\n"
+
+
 def test_new_big_files_and_big_new_folders_are_left_out_and_named_once(repo, llm):
     command = "mkdir venv && for i in $(seq 250); do echo $i > venv/$i; done"
     command += " && head -c 11000000 /dev/zero > dump.bin && echo s > small.txt"
