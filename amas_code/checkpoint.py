@@ -124,8 +124,8 @@ class Checkpoint:
         when nothing changed."""
         staged = self._seed()
         whole = staged is not None or whole
-        # as they are given (git reads a path inside the work tree); one now a folder: below
-        names = [str(p) for p in [*(paths or []), *(staged or [])] if not (self.root / p).is_dir()]
+        # as they are given (git reads a path inside the work tree); a staged one now a folder: below
+        names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
         if whole:  # what git tracks, then what is new: one walk of the work tree for each
             self.git("add", "-u")
             new = self._new()
