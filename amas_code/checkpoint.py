@@ -124,7 +124,7 @@ class Checkpoint:
         when nothing changed."""
         staged = self._seed()
         whole = staged is not None or whole
-        # as they are given (git reads a path inside the work tree); a staged one now a folder: below
+        # as given (git reads a path inside the work tree); a staged one that is a folder now: below
         names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
         if whole:  # what git tracks, then what is new: one walk of the work tree for each
             self.git("add", "-u")
@@ -145,9 +145,9 @@ class Checkpoint:
 
     def _seed(self) -> list[str] | None:
         """At a session's first snapshot, the index starts as a copy of the user's (fast, and every
-        tracked file in), less what they staged and did not commit: returned, for the snapshot to read
-        again from the work tree and keep its own copy (a file git ignores or a big one too). Then the
-        whole tree must be read (conflicts resolve). None when the index was seeded before."""
+        tracked file in), less what they staged and did not commit: returned, for the snapshot to
+        read again from the work tree and keep its own copy (a file git ignores, a big one too).
+        Then the whole tree must be read (conflicts resolve). None when seeded before."""
         if not self.seed or not self.seed.is_file():
             return None
         (self.dir / "index").write_bytes(self.seed.read_bytes())
