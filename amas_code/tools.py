@@ -175,7 +175,6 @@ def change_file(path: str, new: str, verb: str) -> str:
         return f"The user declined the change to {path}; nothing was written."
     if (target.read_bytes() if target.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
-    real.parent.mkdir(parents=True, exist_ok=True)
     data = new.encode("utf-8", "surrogateescape")
     fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
     shutil.copymode(real, fresh) if real.exists() else None
@@ -187,13 +186,13 @@ def change_file(path: str, new: str, verb: str) -> str:
 
 
 def create_own(path: Path, data: bytes, append: bool = False) -> Path:
-    """Write a file Amas Code itself keeps in the project: inside it, never through a symlink, and
-    created exclusively unless it is appended to."""
+    """Write a file Amas Code itself keeps in the project: inside it (its folders made), never through
+    a symlink, and created exclusively unless it is appended to."""
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
+    path.parent.mkdir(parents=True, exist_ok=True)
     # its transcript stays out of git, also beside a committed .amas/config.yaml
     if path.parent.name == ".amas" and not os.path.lexists(path.parent / ".gitignore"):
-        path.parent.mkdir(exist_ok=True)
         (path.parent / ".gitignore").write_text("*\n")
     if not append:  # a planted symlink: itself, not its target
         path.unlink(missing_ok=True)
