@@ -40,8 +40,7 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options: 
     except ValueError as e:
         raise click.ClickException(str(e)) from None
     agent = Agent(config)
-    if task and task[0] in ("undo", "redo", "checkpoint", "init"):
-        sys.exit(agent.command("/" + " ".join(task)) or 0)
     if task:
-        sys.exit(agent.turn(" ".join(task)))
+        command = task[0] in ("undo", "redo", "checkpoint", "init")  # a slash command of the REPL
+        sys.exit(agent.command("/" + " ".join(task)) if command else agent.turn(" ".join(task)))
     agent.repl()
