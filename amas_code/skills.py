@@ -14,20 +14,20 @@ NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
 
 
-def definitions(path: Path, language: str) -> tuple[dict, str]:
-    """The names a file defines, as {name: {member: {}}}, and what went wrong parsing it, if anything."""
+def definitions(path: Path, language: str) -> dict:
+    """The names a file defines, as {name: {member: {}}}; a file with parse errors, what parsed."""
     parser, cursor = grammar(language)
     # 1 MB at most: a generated 30 MB file took minutes and gigabytes; a FIFO named x.py never blocks
     tree = parser.parse(head(path, 1_000_000)[0])
     names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
-    found, enclosing = {}, []  # (end, members) of the definitions around the current one
+    # (end, members) of the definitions around the current one, the file's own at the bottom
+    enclosing = [(float("inf"), {})]
     for node in names:
-        while enclosing and enclosing[-1][0] <= node.parent.start_byte:
+        while enclosing[-1][0] <= node.parent.start_byte:
             enclosing.pop()
-        level = enclosing[-1][1] if enclosing else found
-        members = level.setdefault(node.text.decode(errors="replace"), {})
+        members = enclosing[-1][1].setdefault(node.text.decode(errors="replace"), {})
         enclosing.append((node.parent.end_byte, members))
-    return found, "parse errors; what parsed is mapped" if tree.root_node.has_error else ""
+    return enclosing[0][1]
 
 
 def outline(names: dict) -> str:
@@ -42,7 +42,7 @@ def init() -> str:
     for name in project_files("."):
         # no grammar for it (KeyError), a wheel missing, a bad grammar: unmapped
         with suppress(KeyError, OSError, ImportError, ValueError, ToolError):
-            found = definitions(Path(name), by_extension[Path(name).suffix])[0]
+            found = definitions(Path(name), by_extension[Path(name).suffix])
             lines += [f"{name}: {outline(found)}"] if found else []
     create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]).encode())
     return f"Mapped {len(lines)} files into {MAP}."
