@@ -56,8 +56,7 @@ def classify(error: Exception, config: dict) -> ProviderError:
     """One line naming what failed (litellm's text as it is), without tracebacks or secrets."""
     name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
-    tools_refused = name == "BadRequestError" and re.search(r"tool|function", text, re.I)
-    kind = "tools" if tools_refused else "key" if re.search(r"api.?key", text, re.I) else ""
+    kind = next((k for k, find in WORDS["kinds"].items() if re.search(find, f"{name}: {text}")), "")
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
     # words.yaml's hints; for a missing key, litellm's text names its variable
     hint = WORDS["hints"].get(kind) or WORDS["hints"].get(name)
