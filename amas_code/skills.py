@@ -10,7 +10,6 @@ from amas_code.tools import LANGUAGES, ToolError, create_own, grammar, head, ins
 
 PROMPTS = packaged("prompts.yaml")
 SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
-NONE = "(no rules.md, AGENTS.md or CLAUDE.md in this project)"
 MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
 
 
@@ -63,8 +62,8 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     found = sorted(p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g))
     chosen = [p for p in found if words(p.parent.name if p.name == "SKILL.md" else p.stem) & recent]
     files = [p for p in [*map(Path, RULE_FILES), *chosen] if p.is_file() and inside(p)]
-    context = [f"## {path}\n{path.read_text('utf-8', 'replace')}" for path in files]
-    prompt = PROMPTS["system"].replace("{context}", "\n\n".join(context) or NONE) + tools_text
+    context = "\n\n".join(f"## {path}\n{path.read_text('utf-8', 'replace')}" for path in files)
+    prompt = PROMPTS["system"].replace("{context}", context or PROMPTS["no_rules"]) + tools_text
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() and inside(MAP) else ""
     if len(project_map) > room:
