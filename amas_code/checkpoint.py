@@ -54,9 +54,9 @@ class Checkpoint:
         # it reads the user's objects; what it writes it keeps, so no gc of theirs can take it
         objects = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{user.common_dir}/objects"} if user else {}
         self.reader = {**self.env, **objects}
-        if not (self.dir / "HEAD").exists():  # never pushed, bundled or mirrored with the user's
-            # when it fails (a cache that is not writable) every change asks: no snapshot, no /undo
-            subprocess.run(["git", "init", "-q", "--bare", self.dir], capture_output=True)
+        # its own repository, never pushed, bundled or mirrored with the user's (3 ms when it is
+        # there); when init fails (a cache that is not writable) every change asks: no /undo
+        subprocess.run(["git", "init", "-q", "--bare", self.dir], capture_output=True)
 
     def git(self, *args: str, stdin: tuple | list = ()) -> str:
         """One git command in Amas's own repository, over the user's work tree; `stdin` is a list
@@ -99,6 +99,8 @@ class Checkpoint:
             return ""
         try:
             with self.locked():
+                # the lock, opened just now ("w" truncates), stamped by the file system's clock
+                self.since = (self.dir / "amas.lock").stat().st_mtime_ns
                 return self._snap("amas snapshot", paths, not paths)
         except Refused as e:
             ui.warning(f"No snapshot, so no /undo, for this change: {e}")
@@ -108,7 +110,7 @@ class Checkpoint:
         try:
             with self.locked():
                 after = self._snap(f"[amas] {message}", paths, not paths)
-                if changed := list(self._changed(before, after)):
+                if changed := [p for p in self._changed(before, after) if self._touched(p)]:
                     state = self.load()
                     turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
                     if not turn:
@@ -117,6 +119,14 @@ class Checkpoint:
                     self.store(state)
         except Refused as e:
             ui.warning(f"No /undo for this change: {e}")
+
+    def _touched(self, path: str) -> bool:
+        """Whether `path` changed (or went) since the snapshot before: one that did not is not the
+        change's, though the snapshots differ there (the one before left it out, or git ignored it
+        then, and undo would delete it)."""
+        with suppress(OSError):
+            return os.lstat(self.root / path).st_ctime_ns >= self.since
+        return True
 
     def _snap(self, message: str, paths: list | None, whole: bool) -> str:
         """A commit of the work tree as it is now: `paths` read again (a file the agent writes, even
@@ -184,7 +194,9 @@ class Checkpoint:
             if not state[source]:
                 raise Refused(f"Nothing to {source}.")
             turns = [state[source].pop() for _ in range(min(int(n), len(state[source])))]
-            kept = [p for turn in turns for p in self._apply(turn, undo)]
+            # each snapshot reads them all: the first, before any write, is where undo refuses
+            paths = [p for turn in turns for change in turn["changes"] for p in change["paths"]]
+            kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
         named = "; ".join(f"{t['request'][:40]!r}: {files(t)}" for t in turns)
@@ -194,16 +206,16 @@ class Checkpoint:
     undo = partialmethod(_repeat, undo=True)
     redo = partialmethod(_repeat, undo=False)
 
-    def _apply(self, turn: dict, undo: bool) -> list[str]:
+    def _apply(self, turn: dict, undo: bool, paths: list[str]) -> list[str]:
         """Take back a turn's changes, newest first (or put them back, oldest first), each file only
         where it still holds what the change (or the undo) left; returns the files kept."""
         kept = []
         for change in turn["changes"][::-1] if undo else turn["changes"]:
-            now = self._snap(f"[amas] before /{'undo' if undo else 'redo'}", change["paths"], True)
+            now = self._snap(f"[amas] before /{'undo' if undo else 'redo'}", paths, True)
             at, to = (change["after"], change["before"])[:: 1 if undo else -1]
-            differ = self._changed(at, now)
-            kept += [p for p in change["paths"] if p in differ]
-            self._restore(now, to, {p for p in change["paths"] if p not in differ})
+            differ = self._changed(at, now).keys()  # changed since, or a file where a folder was
+            kept += [p for p in change["paths"] if {p, *map(str, Path(p).parents)} & differ]
+            self._restore(now, to, set(change["paths"]) - set(kept))
         return kept
 
     def _restore(self, now: str, source: str, paths: set[str]) -> None:

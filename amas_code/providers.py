@@ -56,7 +56,7 @@ def classify(error: Exception, config: dict) -> ProviderError:
     """One line naming what failed (litellm's text as it is), without tracebacks or secrets."""
     name = type(error).__name__
     text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
-    kind = next((k for k, find in WORDS["kinds"].items() if re.search(find, f"{name}: {text}")), "")
+    kind = next((k for k, rx in FORMATS["kinds"].items() if re.search(rx, f"{name}: {text}")), "")
     text = redact(f"{name} from {config['model']}: {text[:300]}", config)
     # words.yaml's hints; for a missing key, litellm's text names its variable
     hint = WORDS["hints"].get(kind) or WORDS["hints"].get(name)

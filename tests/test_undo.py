@@ -377,3 +377,66 @@ def test_a_new_file_gone_before_it_is_read_does_not_stop_the_snapshot(repo, monk
     assert snap, "the snapshot failed"
     held = checkpoint.git("ls-tree", "-r", "--name-only", snap).split("\n")
     assert "notes.txt" in held and "draft.swp" not in held
+
+
+def test_undo_keeps_the_users_files_of_a_folder_the_snapshot_before_left_out(repo, llm):
+    """Found in review: a new folder of 200 files is left out; the agent takes one, the folder
+    is in the snapshot after, and undo deleted the other 199 as if the command had made them."""
+    Path("data").mkdir()
+    for i in range(200):
+        Path(f"data/{i}.csv").write_text(f"the user's row {i}\n")
+    yes(llm, shell("rm data/7.csv && echo made > made.txt"), flag="--yolo")
+    undone = amas("undo")
+    assert "Undid 1 turn" in undone.stderr and not Path("made.txt").exists()
+    assert len(list(Path("data").iterdir())) == 199
+    assert Path("data/42.csv").read_text() == "the user's row 42\n"
+
+
+def test_undo_keeps_the_users_files_beside_an_ignored_folder_the_command_removed(repo, llm):
+    """Ignored files count toward a new folder's 200: removing node_modules/ let the user's own
+    files into the snapshot after, and undo deleted them."""
+    Path(".gitignore").write_text("node_modules/\n")
+    Path("web/node_modules").mkdir(parents=True)
+    for i in range(250):
+        Path(f"web/node_modules/{i}.js").write_text("module\n")
+    Path("web/app.js").write_text("the user's app\n")
+    yes(llm, shell("rm -r web/node_modules"), flag="--yolo")
+    amas("undo")
+    assert Path("web/app.js").read_text() == "the user's app\n"
+
+
+def test_undo_keeps_an_ignored_file_the_command_let_in_by_editing_gitignore(repo, llm):
+    Path("debug.log").write_text("the user's log, ignored\n")
+    yes(llm, shell("echo '# nothing ignored' > .gitignore"))
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path(".gitignore").read_text() == "*.log\n__pycache__/\n"
+    assert Path("debug.log").read_text() == "the user's log, ignored\n"
+
+
+def test_undo_keeps_the_users_file_made_where_the_agent_deleted_a_folder(repo, llm):
+    """A file and a folder swapped at a parent path: undo wrote lib/a.py over the user's file lib."""
+    Path("lib").mkdir()
+    Path("lib/a.py").write_text("a = 1\n")
+    yes(llm, shell("rm -r lib && echo made > made.txt"), flag="--yolo")
+    Path("lib").write_text("the user's new file\n")
+    undone = amas("undo")
+    assert "Kept as they are, changed since: lib/a.py" in undone.stderr, undone.stderr
+    assert Path("lib").read_text() == "the user's new file\n" and not Path("made.txt").exists()
+
+
+def test_a_file_a_command_makes_with_an_old_date_is_still_its_own(repo, llm):
+    """Undo tells the command's files by their change time, which no command can set back."""
+    yes(llm, shell("cp -p app.py copy.py && touch -d 2001-01-01 copy.py"))
+    assert "copy.py" in amas("undo").stderr and not Path("copy.py").exists()
+
+
+def test_an_undo_that_refuses_changes_nothing_even_in_a_turn_of_several_changes(repo, llm):
+    """The turn's older change cannot be taken back (the user made a folder where the agent
+    deleted a file): the newer one was taken back before the refusal, half a turn."""
+    Path("notes").write_text("the agent deletes this\n")
+    yes(llm, shell("rm notes"), write("app.py", "print('agent')\n"), flag="--yolo")
+    Path("notes").mkdir()
+    Path("notes/mine.txt").write_text("the user's\n")
+    undone = amas("undo")
+    assert undone.returncode == 1 and "notes" in undone.stderr, undone.stderr
+    assert Path("app.py").read_text() == "print('agent')\n" and Path("notes/mine.txt").exists()
