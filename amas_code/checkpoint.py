@@ -13,7 +13,7 @@ from functools import partialmethod
 from itertools import islice
 from pathlib import Path
 
-from git import InvalidGitRepositoryError, NoSuchPathError, Repo
+from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
 
 from amas_code import ui
 from amas_code.config import WORDS
@@ -35,11 +35,13 @@ class Checkpoint:
     """The snapshots, and the turns of changes that /undo and /redo walk."""
 
     def __init__(self, root: str = ".", enabled: bool = True):
-        self.root, self.dir, self.seed, self.warned = Path(root).resolve(), None, None, False
+        self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
         self.begin("")
         user = None
-        with suppress(InvalidGitRepositoryError, NoSuchPathError):
+        with suppress(InvalidGitRepositoryError, NoSuchPathError, GitCommandError):
             user = Repo(root, search_parent_directories=True)
+            if Path(user.working_dir).resolve() != self.root and user.ignored(self.root):
+                user = None  # a project the repository above ignores (a home folder kept in git)
         if not enabled or user and user.bare:  # a bare repository has no work tree to snapshot
             return
         if user:  # the snapshots' index starts as a copy of the user's: fast, tracked files all in
@@ -70,17 +72,20 @@ class Checkpoint:
         return run.stdout.decode(errors="surrogateescape").removesuffix("\n")
 
     @contextmanager
-    def locked(self) -> object:
+    def locked(self, warn: str = "") -> object:
         """One session at a time in the snapshots and the turns, with Ctrl-C and kill held off until
-        a record is whole; a file that moved under us refuses in one line."""
+        a record is whole; a file that moved under us refuses in one line. With `warn`, a refusal
+        is that warning instead, and the code after the block runs."""
         held = []  # Python runs handlers in the main thread, whichever thread got the signal
         old = {sig: signal.signal(sig, lambda number, frame: held.append(number)) for sig in HELD}
         try:
             with open(self.dir / "amas.lock", "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 yield
-        except (OSError, ValueError) as e:
-            raise Refused(str(e)) from None
+        except (OSError, ValueError, Refused) as e:
+            if not warn:
+                raise Refused(str(e)) from None
+            ui.warning(f"{warn}: {e}")
         finally:
             for number, handler in old.items():
                 signal.signal(number, handler)
@@ -97,46 +102,41 @@ class Checkpoint:
         then the change asks."""
         if not self.dir:
             return ""
-        try:
-            with self.locked():
-                # the lock, opened just now ("w" truncates), stamped by the file system's clock
-                self.since = (self.dir / "amas.lock").stat().st_mtime_ns
-                return self._snap("amas snapshot", paths, not paths)
-        except Refused as e:
-            ui.warning(f"No snapshot, so no /undo, for this change: {e}")
+        with self.locked("No snapshot, so no /undo, for this change"):
+            # the lock, opened just now ("w" truncates), stamped by the file system's clock; less
+            # 2 s: a project on a disk whose clock ticks in seconds (FAT: 2 s), the lock not
+            self.since = (self.dir / "amas.lock").stat().st_mtime_ns - 2_000_000_000
+            return self._snap("amas snapshot", paths, not paths)
 
     def record(self, before: str, message: str, paths: list | None = None) -> None:
         """After a change: the files that differ from the snapshot `before` join this turn."""
-        try:
-            with self.locked():
-                after = self._snap(f"[amas] {message}", paths, not paths)
-                if changed := [p for p in self._changed(before, after) if self._touched(p)]:
-                    state = self.load()
-                    turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
-                    if not turn:
-                        state["undo"].append(turn := {**self.turn, "changes": []})
-                    turn["changes"].append({"before": before, "after": after, "paths": changed})
-                    self.store(state)
-        except Refused as e:
-            ui.warning(f"No /undo for this change: {e}")
+        with self.locked("No /undo for this change"):
+            after = self._snap(f"[amas] {message}", paths, not paths)
+            if changed := [p for p in self._changed(before, after) if paths or self._touched(p)]:
+                state = self.load()
+                turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
+                if not turn:
+                    state["undo"].append(turn := {**self.turn, "changes": []})
+                turn["changes"].append({"before": before, "after": after, "paths": changed})
+                self.store(state)
 
     def _touched(self, path: str) -> bool:
-        """Whether `path` changed (or went) since the snapshot before: one that did not is not the
-        change's, though the snapshots differ there (the one before left it out, or git ignored it
-        then, and undo would delete it)."""
+        """Whether a command changed `path` (or removed it): not if it did not change since the
+        snapshot before, though the snapshots differ there (the one before left it out, or git
+        ignored it then), nor if it is in what a snapshot left out: undo would delete it."""
+        mine = not path.startswith(tuple(self.left))
         with suppress(OSError):
-            return os.lstat(self.root / path).st_ctime_ns >= self.since
-        return True
+            return mine and os.lstat(self.root / path).st_ctime_ns >= self.since
+        return mine
 
     def _snap(self, message: str, paths: list | None, whole: bool) -> str:
         """A commit of the work tree as it is now: `paths` read again (a file the agent writes, even
         one git ignores), and the `whole` tree; its parent is the newest snapshot, or it is that one
         when nothing changed."""
-        staged = self._seed()
-        whole = staged is not None or whole
+        staged = self._seed()  # a list at a session's first snapshot: then the whole tree is read
         # as given (git reads a path inside the work tree); a staged one that is a folder now: below
         names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
-        if whole:  # what git tracks, then what is new: one walk of the work tree for each
+        if whole or staged is not None:  # what git tracks, then what is new: a walk for each
             self.git("add", "-u")
             new = self._new()
             names += [name for name in new if not name.endswith("/")]  # a file gone since: fine
@@ -172,9 +172,9 @@ class Checkpoint:
         `unwieldy`), which are named in a warning once a session."""
         new = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")[:-1]
         left = [name for name in new if unwieldy(self.root / name)]
-        if left and not self.warned:
-            self.warned = True
+        if left and not self.left:  # named once a session, left out for the session
             ui.warning(WORDS["left_out"].format(", ".join(left[:5]) + (", …" if left[5:] else "")))
+        self.left.update(left)
         return [name for name in new if name not in left]
 
     def _changed(self, a: str, b: str) -> dict[str, str]:
@@ -213,8 +213,8 @@ class Checkpoint:
         for change in turn["changes"][::-1] if undo else turn["changes"]:
             now = self._snap(f"[amas] before /{'undo' if undo else 'redo'}", paths, True)
             at, to = (change["after"], change["before"])[:: 1 if undo else -1]
-            differ = self._changed(at, now).keys()  # changed since, or a file where a folder was
-            kept += [p for p in change["paths"] if {p, *map(str, Path(p).parents)} & differ]
+            differ = self._changed(at, now)
+            kept += [p for p in change["paths"] if p in differ or blocked(self.root / p)]
             self._restore(now, to, set(change["paths"]) - set(kept))
         return kept
 
@@ -257,6 +257,12 @@ def unwieldy(path: Path) -> bool:
         return path.lstat().st_size > BIG
     found = list(islice((Path(d, n) for d, ds, names in os.walk(path) for n in ds + names), MANY))
     return len(found) == MANY or any(p.name == ".git" or p.is_file() and unwieldy(p) for p in found)
+
+
+def blocked(path: Path) -> bool:
+    """Whether a file stands where a folder above `path` was: writing `path` would replace it
+    (git does), even one no snapshot holds (ignored, or over BIG bytes)."""
+    return any(folder.is_file() for folder in path.parents)
 
 
 def files(turn: dict) -> str:
