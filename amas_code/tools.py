@@ -109,8 +109,8 @@ def render(command: object) -> str:
 
 def judge(command: str) -> bool:
     """Whether one command, rendered as a line of words, can destroy work by destructive.yaml."""
-    for pattern, replacement in RULES["rewrite"]:
-        command = re.sub(pattern, replacement, command, flags=re.S)
+    for pattern, row in RULES["rewrite"].items():
+        command = re.sub(pattern, row["to"], command, flags=re.S)
     script = SCRIPTS.search(command)
     return bool(ASK.search(command) or script and destructive(script[script.lastindex]))
 

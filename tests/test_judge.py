@@ -2,6 +2,7 @@
 judges each. Under --yes a destructive line asks (and with no terminal is declined); any other runs."""
 
 import copy
+import os
 import re
 import shlex
 import subprocess
@@ -65,7 +66,6 @@ def test_an_ordinary_line_runs_unasked(line):
     "line",
     [
         "ssh host uptime",
-        "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
         "ssh -N -L 8080:localhost:80 host",
         "ssh -T git@github.com",
         "npx tsc --noEmit",
@@ -270,21 +270,39 @@ def test_no_line_of_any_data_file_is_over_160_characters(path):
 
 def entries(rules: dict, query: str):
     """(what was left out, rules, query) for each entry of the judge's data left out in turn: an item of
-    destructive.yaml's lists, a line of a verbose rule that starts an alternative with `|`, and a
+    destructive.yaml's tables, a line of a verbose rule that starts an alternative with `|`, and a
     pattern of the bash query or an alternative inside its [ ]."""
     for key in ("words", "rewrite", "scripts", "ask"):
-        for i, rule in enumerate(rules[key]):
-            yield f"{key}[{i}]", {**rules, key: rules[key][:i] + rules[key][i + 1 :]}, query
-            text = rule[0] if key == "rewrite" else rule
-            lines = text.split("\n")
+        table = rules[key]
+        for i, rule in enumerate(table):
+            if isinstance(table, dict):
+                less = {k: v for k, v in table.items() if k != rule}
+                yield f"{key}[{i}]", {**rules, key: less}, query
+            else:
+                yield f"{key}[{i}]", {**rules, key: table[:i] + table[i + 1 :]}, query
+            lines = rule.split("\n")
             for j, line in enumerate(lines):
                 if line.lstrip().startswith("|"):
                     cut = "\n".join(lines[:j] + lines[j + 1 :])
-                    changed = [cut, rule[1]] if key == "rewrite" else cut
-                    kept = rules[key][:i] + [changed] + rules[key][i + 1 :]
+                    kept = {(cut if k == rule else k): v for k, v in table.items()}
                     yield f"{key}[{i}]: {line.strip()[:60]}", {**rules, key: kept}, query
     for start, end in spans(query):
         yield f"query: {query[start:end][:60]!r}", rules, query[:start] + query[end:]
+
+
+def examples(verdict: str) -> list[str]:
+    """The examples kept beside each row of destructive.yaml's tables that must ask (or run)."""
+    tables = (tools.RULES[key] for key in ("rewrite", "scripts", "ask"))
+    return [line for table in tables for row in table.values() for line in row[verdict]]
+
+
+@pytest.mark.parametrize("key", ["rewrite", "scripts", "ask"])
+def test_every_row_of_the_judge_keeps_an_example_that_asks_and_a_neighbour_that_runs(key):
+    """#49: a row added without its examples, or whose examples no longer hold, fails here."""
+    for row, kept in tools.RULES[key].items():
+        assert kept.get("ask") and kept.get("run"), f"{key} row without both examples: {row[:80]}"
+        assert [line for line in kept["ask"] if not tools.destructive(line)] == [], row[:80]
+        assert [line for line in kept["run"] if tools.destructive(line)] == [], row[:80]
 
 
 def spans(query: str) -> list[tuple[int, int]]:
@@ -324,7 +342,8 @@ def data(monkeypatch):
 
 def test_every_entry_of_the_judge_s_data_is_guarded_by_a_case(data):
     """Leaving out any one rule, alternative or query pattern changes the verdict on some case."""
-    lines = [(line, True) for line in CASES["ask"]] + [(line, False) for line in CASES["run"]]
+    asks, runs = CASES["ask"] + examples("ask"), CASES["run"] + examples("run")
+    lines = [(line, True) for line in asks] + [(line, False) for line in runs]
     rules, query = copy.deepcopy(tools.RULES), tools.LANGUAGES["bash"]["query"]
     unguarded = []
     for name, mutant, mutant_query in entries(rules, query):
@@ -412,3 +431,101 @@ def test_a_dry_run_force_push_runs_and_pushes_nothing(src, llm, tmp_path):
     assert "[exit code 0]" in results["git push --dry-run --force origin main"]
     assert "forced update" in results["git push --dry-run --force origin main"]
     assert git(remote, "log", "--format=%s", "main") == "user: initial\n"
+
+
+# Issue 48: what undo cannot give back asks under --yes: writes outside the project, state no snapshot holds.
+ISSUE48_ASK = [
+    "printf 'x' | tee ~/.npmrc",
+    "sed -i 's/Host a/Host b/' ~/.ssh/config",
+    "cd ~ && echo 'set editing-mode vi' > .inputrc",
+    "cd .. && echo x > other/x",
+    "cd ../other && git status",
+    "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
+    "cp .env ../backend/.env",
+    "install -m 755 build/tool ~/.local/bin/tool",
+    "ln -sf $PWD/bin/x ~/.local/bin/x",
+    "rsync -a build/ ../deploy/",
+    "tar xzf release.tgz -C ~/apps",
+    "unzip -o assets.zip -d ../shared",
+    "perl -pi -e 's/a/b/' ~/.gitconfig",
+    "mv ~/Desktop/invoice.pdf docs/",
+    "docker-compose down --volumes",
+    "docker volume prune",
+    "docker system prune --volumes",
+    "dropdb app_dev",
+    "psql -c 'DROP DATABASE app'",
+    "psql -c 'drop table users'",
+    "mysql -e 'TRUNCATE orders'",
+    "sqlite3 app.db 'DROP TABLE logs'",
+    "psql app <<'SQL'\nDROP TABLE users;\nSQL",
+    "npx prisma migrate reset",
+    "rails db:drop",
+    "bin/rails db:reset",
+    "python manage.py flush",
+    "redis-cli flushall",
+    "kubectl delete pod api-0",
+    "helm uninstall api",
+    "terraform destroy",
+    "aws s3 rm s3://bucket/key",
+    "aws s3 rb s3://bucket --force",
+    "npm publish",
+    "twine upload dist/*",
+    "gh repo delete me/app",
+]
+ISSUE48_RUN = [
+    "tee -a build.log",
+    "npm test 2>&1 | tee build.log",
+    "docker compose down",
+    "psql -c 'SELECT 1'",
+    "cp .env.example .env",
+    "mv notes.txt docs/",
+    "echo x > /tmp/scratch.txt",
+    "cd /tmp && ls",
+    "cd src && ls",
+    "tar czf /tmp/release.tgz src",
+    "unzip -l assets.zip",
+    "rails db:migrate",
+    "kubectl get pods",
+    "npm pack",
+]
+# Issue 49, section 4: a program's own version or help, a device only printed or read, a harmless -exec.
+ISSUE49_RUN = [
+    "mkfs.ext4 -V /dev/sda1",
+    "mkfs.ext4 --help",
+    "stat --format '%n' /dev/sda",
+    "echo /dev/sda1",
+    "lsblk /dev/nvme0n1",
+    "find . -name '*.py' -exec echo {} \\;",
+]
+
+
+@pytest.mark.parametrize("line", ISSUE48_ASK)
+def test_what_undo_cannot_give_back_asks(line):
+    assert tools.destructive(line), line
+
+
+@pytest.mark.parametrize("line", ISSUE48_RUN + ISSUE49_RUN)
+def test_its_near_neighbours_run_unasked(line):
+    assert not tools.destructive(line), line
+
+
+def test_under_yes_writes_outside_the_project_are_declined_and_their_neighbours_run(src, llm):
+    """#48 through the real CLI: what no snapshot holds is declined; the same inside the project runs."""
+    home = Path(os.environ["HOME"])
+    (home / "Desktop").mkdir()
+    (home / "Desktop" / "invoice.pdf").write_text("the only copy")
+    Path(".env").write_text("KEY=1\n")
+    outside = [
+        "printf 'registry=x' | tee ~/.npmrc",
+        "cd .. && echo x > x.txt",
+        "cp .env ../backend.env",
+        "mv ~/Desktop/invoice.pdf docs.pdf",
+    ]
+    inside = ["echo built | tee -a build.log", "docker compose down", "psql -c 'SELECT 1'"]
+    results = results_under_yes(llm, outside + inside)
+    assert [line for line in outside if results[line] != DECLINED] == []
+    assert [line for line in inside if "[exit code" not in results[line]] == []
+    assert not (home / ".npmrc").exists() and not (src.parent / "x.txt").exists()
+    assert not (src.parent / "backend.env").exists()
+    assert (home / "Desktop" / "invoice.pdf").read_text() == "the only copy"
+    assert Path("build.log").read_text() == "built\n"

@@ -59,13 +59,26 @@ def test_readme_states_the_lines_of_python_and_of_rules_as_they_are():
     code = sum(budget.code_lines(s, ast.parse(s)) for s in sources)
     physical = sum(len(s.splitlines()) for s in sources)
 
-    def data(*names: str) -> int:
-        lines = [line for n in names for line in (root / "amas_code" / n).read_text().splitlines()]
-        return sum(1 for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    def data(*names: str, examples: bool = False) -> int:
+        """Lines of data (no blank line, no comment): the rules, or the examples kept beside them
+        (`ask:`, `run:` and what their lists hold)."""
+        count, open_list = 0, 0
+        for n in names:
+            for line in (root / "amas_code" / n).read_text().splitlines():
+                text = line.strip()
+                if not text or text.startswith("#"):
+                    continue
+                example = open_list > 0 or text.startswith(("ask:", "run:", ": ask:", "calls:"))
+                if example:
+                    open_list = max(open_list + text.count("[") - text.count("]"), 0)
+                count += example == examples
+        return count
 
     readme = " ".join((root / "README.md").read_text().split())
     assert f"**{code} lines of code ({physical} with blank lines, comments and docstrings)**" in readme
     rules = data("destructive.yaml", "formats.yaml", "languages.yaml")
     assert f"beside {rules} lines of rules kept as data" in readme
+    kept = data("destructive.yaml", "formats.yaml", "languages.yaml", examples=True)
+    assert f"and {kept} lines of examples beside them" in readme
     everything = data(*(p.name for p in (root / "amas_code").glob("*.yaml")))
     assert re.search(rf"\b{everything} lines of YAML\b", readme)
