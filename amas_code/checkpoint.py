@@ -5,12 +5,12 @@ so /undo takes back a whole turn and never writes the user's branch, HEAD or ind
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
 from contextlib import contextmanager, suppress
 from functools import partialmethod
-from itertools import islice
 from pathlib import Path
 
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
@@ -34,6 +34,8 @@ class Refused(Exception):
 class Checkpoint:
     """The snapshots, and the turns of changes that /undo and /redo walk."""
 
+    seeded = start = None  # when the index was seeded; what was new at the first snapshot
+
     def __init__(self, root: str = ".", enabled: bool = True):
         self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
         self.begin("")
@@ -56,9 +58,9 @@ class Checkpoint:
         # it reads the user's objects; what it writes it keeps, so no gc of theirs can take it
         objects = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": f"{user.common_dir}/objects"} if user else {}
         self.reader = {**self.env, **objects}
-        # its own repository, never pushed, bundled or mirrored with the user's (3 ms when it is
-        # there); when init fails (a cache that is not writable) every change asks: no /undo
-        subprocess.run(["git", "init", "-q", "--bare", self.dir], capture_output=True)
+        # its own repository, never pushed or bundled with the user's, for the user alone (it may
+        # copy keys); 3 ms when it is there; when init fails (a cache not writable) every change asks
+        subprocess.run(["git", "init", "--bare", "--shared=0600", self.dir], capture_output=True)
 
     def git(self, *args: str, stdin: tuple | list = ()) -> str:
         """One git command in Amas's own repository, over the user's work tree; `stdin` is a list
@@ -124,7 +126,7 @@ class Checkpoint:
         """Whether a command changed `path` (or removed it): not if it did not change since the
         snapshot before, though the snapshots differ there (the one before left it out, or git
         ignored it then), nor if it is in what a snapshot left out: undo would delete it."""
-        mine = not path.startswith(tuple(self.left))
+        mine = not f"{path}/".startswith(tuple(p.rstrip("/") + "/" for p in self.left))
         with suppress(OSError):
             return mine and os.lstat(self.root / path).st_ctime_ns >= self.since
         return mine
@@ -138,10 +140,7 @@ class Checkpoint:
         names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
         if whole or staged is not None:  # what git tracks, then what is new: a walk for each
             self.git("add", "-u")
-            new = self._new()
-            names += [name for name in new if not name.endswith("/")]  # a file gone since: fine
-            if folders := [f":(literal){name}" for name in new if name.endswith("/")]:
-                self.git("add", *FROM_STDIN, stdin=folders)
+            names += self._new()  # a file gone since is no error: --remove
         if names:
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
         tree = self.git("write-tree")
@@ -154,28 +153,45 @@ class Checkpoint:
         return commit
 
     def _seed(self) -> list[str] | None:
-        """At a session's first snapshot, the index starts as a copy of the user's (fast, and every
-        tracked file in), less what they staged and did not commit: returned, for the snapshot to
+        """The index starts as a copy of the user's, with its modification time (git's racy-clean
+        check), and again whenever they change theirs (a `git add` is followed): fast, and every
+        tracked file in, less what they staged and did not commit: returned, for the snapshot to
         read again from the work tree and keep its own copy (a file git ignores, a big one too).
-        Then the whole tree must be read (conflicts resolve). None when seeded before."""
-        if not self.seed or not self.seed.is_file():
+        Then the whole tree must be read (conflicts resolve). None when their index is as seeded."""
+        stamp = self.seed and self.seed.is_file() and self.seed.stat().st_mtime_ns
+        if not stamp or stamp == self.seeded:
             return None
-        (self.dir / "index").write_bytes(self.seed.read_bytes())
+        shutil.copy2(self.seed, self.dir / "index")
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
         if staged := staged.split("\0")[:-1]:
             self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged)
-        self.seed = None
+        self.seeded = stamp
         return staged
 
     def _new(self) -> list[str]:
-        """The new files and folders (`name/`) git does not ignore, less the unwieldy ones (see
-        `unwieldy`), which are named in a warning once a session."""
-        new = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")[:-1]
-        left = [name for name in new if unwieldy(self.root / name)]
-        if left and not self.left:  # named once a session, left out for the session
-            ui.warning(WORDS["left_out"].format(", ".join(left[:5]) + (", …" if left[5:] else "")))
-        self.left.update(left)
-        return [name for name in new if name not in left]
+        """The new files git does not ignore, less what snapshots leave out while it stays new, as
+        Codex does (named in a warning): a file over BIG bytes, a repository of its own (git cannot
+        add one with no commit), and a folder of MANY files or more, counted as git would add them,
+        that appeared during the session (a node_modules/, a venv/)."""
+        listed = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")
+        self.start = set(listed) if self.start is None else self.start  # the user's: all in
+        files, left = [], [name for name in listed if name in self.left]
+        for name in (name for name in listed[:-1] if name not in self.left):
+            inside = self._inside(name)
+            if len(inside) >= MANY and name not in self.start:
+                inside, left = [], [*left, name]
+            for path in inside:
+                (left if path.endswith("/") or big(self.root / path) else files).append(path)
+        if new := [name for name in left if name not in self.left]:
+            ui.warning(WORDS["left_out"].format(", ".join(new[:5]) + (", …" if new[5:] else "")))
+        self.left = set(left)
+        return files
+
+    def _inside(self, name: str) -> list[str]:
+        """The files of a new folder `name/` that git would add (a repository of its own: `x/`)."""
+        if not name.endswith("/"):
+            return [name]
+        return self.git("ls-files", "-z", "-o", "--exclude-standard", "--", name).split("\0")[:-1]
 
     def _changed(self, a: str, b: str) -> dict[str, str]:
         """The files that differ between two snapshots, each with its status (A, M, D or T)."""
@@ -249,14 +265,11 @@ class Checkpoint:
         os.replace(self.dir / "turns.new", self.dir / "turns.json")
 
 
-def unwieldy(path: Path) -> bool:
-    """Whether a new file or folder stays out of snapshots, as Codex leaves it out: a file over BIG
-    bytes, a folder of MANY files or more or holding one over BIG bytes or a repository of its own
-    (git cannot add one with no commit)."""
-    if not path.is_dir() or path.is_symlink():
+def big(path: Path) -> bool:
+    """Whether a file is over BIG bytes; one gone already is not (the snapshot notes it gone)."""
+    with suppress(OSError):
         return path.lstat().st_size > BIG
-    found = list(islice((Path(d, n) for d, ds, names in os.walk(path) for n in ds + names), MANY))
-    return len(found) == MANY or any(p.name == ".git" or p.is_file() and unwieldy(p) for p in found)
+    return False
 
 
 def blocked(path: Path) -> bool:

@@ -230,8 +230,10 @@ def shell_command(command: str, timeout: int = 0) -> str:
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     # after the answer: a file saved while the question waited stays as saved
-    before = STATE["checkpoint"].snapshot()
-    if before is None and not allowed("Run it with no /undo?", not STATE["config"].get("yolo")):
+    before, words = STATE["checkpoint"].snapshot(), re.split(r"[^\w.-]+", command)
+    # no snapshot, or one that leaves out a path the command names (an untracked 15 MB data file)
+    unheld = before is None or any(Path(p).name in words for p in STATE["checkpoint"].left)
+    if unheld and not allowed("Run it with no /undo?", not STATE["config"].get("yolo")):
         return "The user declined to run this command."
     ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
     STATE["done"].append(ran)

@@ -1,0 +1,142 @@
+"""Undo's reach and the judge's agree (issue #48): the snapshot covers the user's own work, and what
+it leaves out asks. Real repositories, real commands, the real CLI with a scripted model."""
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from conftest import amas, git, git_init
+from test_undo import repo, shell, write, yes  # noqa: F401 (repo is a fixture)
+
+from amas_code.checkpoint import Checkpoint
+
+DECLINED = "The user declined to run this command."
+LEFT = "Not in /undo's snapshots"
+
+
+def files(folder: str, n: int, text: str = "the user's row") -> None:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        Path(folder, f"{i}.csv").write_text(f"{text} {i}\n")
+
+
+def test_outside_git_a_folder_of_300_files_the_project_holds_is_snapshotted(isolated, llm):
+    """Outside git every folder of 200 files counted as new: src/ was left out, and undo had nothing."""
+    files("src", 300)
+    done = yes(llm, shell("sed -i s/row/line/ src/*.csv"))
+    assert LEFT not in done.stderr
+    undone = amas("undo")
+    assert "Undid 1 turn" in undone.stderr, undone.stderr
+    assert Path("src/42.csv").read_text() == "the user's row 42\n"
+
+
+def test_in_a_repository_where_nothing_is_added_yet_the_users_folders_are_snapshotted(isolated, llm):
+    git_init(isolated)
+    files("src", 300)
+    yes(llm, shell("rm src/7.csv && sed -i s/row/line/ src/*.csv"), flag="--yolo")
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("src/7.csv").read_text() == "the user's row 7\n"
+    assert Path("src/8.csv").read_text() == "the user's row 8\n"
+
+
+def test_a_new_folder_is_counted_as_git_would_add_it_its_ignored_node_modules_aside(repo, llm):
+    """A folder made during the session whose own .gitignore leaves out node_modules/ is small."""
+    make = (
+        "mkdir -p web/node_modules && echo node_modules/ > web/.gitignore && echo app > web/app.js"
+        " && for i in $(seq 300); do echo m > web/node_modules/$i.js; done"
+    )
+    done = yes(llm, shell(make), shell("echo changed > web/app.js"), flag="--yolo")
+    assert LEFT not in done.stderr, done.stderr
+    assert "web/app.js" in amas("checkpoint").stderr
+
+
+def test_one_big_file_leaves_out_that_file_not_the_folder_that_holds_it(repo, llm):
+    make = "mkdir assets && head -c 11000000 /dev/zero > assets/big.bin && echo logo > assets/logo.txt"
+    done = yes(llm, shell(make), shell("echo new > assets/logo.txt"))
+    assert f"{LEFT}: assets/big.bin " in done.stderr, done.stderr
+    assert "assets/logo.txt" in amas("checkpoint").stderr
+
+
+def test_a_left_out_path_covers_only_itself_main_does_not_hide_main_go(repo, llm):
+    """A 12 MB untracked binary `main` (go build) hid main.go and every main* path."""
+    Path("main").write_bytes(b"\0" * 12_000_000)
+    Path("main.go").write_text("package main\n")
+    yes(llm, shell("echo 'func broken(' >> main.go"))
+    assert "main.go" in amas("undo").stderr
+    assert Path("main.go").read_text() == "package main\n"
+
+
+def test_a_command_that_names_a_left_out_file_asks_under_yes(repo, llm):
+    """An untracked 15 MB raw.csv rewritten in place: undo could not give it back."""
+    Path("raw.csv").write_bytes(b"a,b\n" * 4_000_000)
+    done = yes(llm, shell("sed -i s/a/x/ raw.csv"), shell("echo ran > ok.txt"))
+    results = [m["content"] for m in llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert results[0] == DECLINED and "[exit code 0]" in results[1], results
+    assert Path("raw.csv").read_bytes()[:4] == b"a,b\n" and Path("ok.txt").exists(), done.stderr
+
+
+def snapshot_then(cp: Checkpoint, command: str) -> None:
+    """A command as shell_command runs it: a snapshot before and the record after."""
+    before = cp.snapshot()
+    subprocess.run(command, shell=True, check=True)
+    cp.record(before, f"ran {command}")
+
+
+def test_after_the_user_git_adds_a_left_out_folder_the_next_snapshot_follows(repo):
+    """In one session: a folder appears and is left out; the user `git add`s it, as the warning
+    says; a command then changes it, and undo gives it back."""
+    cp = Checkpoint(repo)
+    snapshot_then(cp, "echo first > first.txt")
+    files("data", 250)
+    snapshot_then(cp, "echo second > second.txt")
+    assert "data/" in cp.left
+    git(repo, "add", "data")
+    cp.begin("change the data")
+    snapshot_then(cp, "sed -i s/row/line/ data/1.csv")
+    assert "data/1.csv" in cp.undo()
+    assert Path("data/1.csv").read_text() == "the user's row 1\n"
+
+
+def test_after_the_user_ignores_a_left_out_folder_it_is_no_longer_named(repo, llm):
+    cp = Checkpoint(repo)
+    snapshot_then(cp, "echo first > first.txt")
+    files("data", 250)
+    snapshot_then(cp, "echo second > second.txt")
+    assert "data/" in cp.left
+    Path(".gitignore").write_text("*.log\n__pycache__/\ndata/\n")
+    snapshot_then(cp, "echo third > third.txt")
+    assert cp.left == set()
+
+
+def test_the_copied_index_keeps_its_time_so_an_edit_in_the_same_second_is_seen(repo, llm):
+    """git's racy-clean check: an edit of the same size made in the same second as the user's last
+    index write looks clean against a copy of the index dated later, and undo gave back the
+    committed text instead of the user's edit."""
+    Path("notes.txt").write_text("aaaa\n")
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-qm", "notes")
+    index = repo / ".git" / "index"
+    Path("notes.txt").write_text("bbbb\n")  # the user's edit, same size
+    stamp = index.stat().st_mtime_ns
+    os.utime("notes.txt", ns=(stamp, stamp))
+    yes(llm, shell("echo cccc > notes.txt"))
+    amas("undo")
+    assert Path("notes.txt").read_text() == "bbbb\n"
+
+
+def test_amas_s_own_repository_is_readable_by_the_user_alone(isolated, llm):
+    """Outside git a command run from the home folder copied ~/.ssh keys into world-readable
+    objects under ~/.cache/amas."""
+    Path("id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    os.chmod("id_ed25519", 0o600)
+    yes(llm, shell("echo x > made.txt"))
+    cache = Path(os.environ["HOME"]) / ".cache" / "amas"
+    (own,) = cache.iterdir()
+    readable = [
+        p
+        for p in [own, *own.rglob("*")]
+        if stat.S_IMODE(p.stat().st_mode) & 0o077 and p.name not in ("turns.json", "amas.lock")
+    ]
+    assert readable == []
+    assert stat.S_IMODE(own.stat().st_mode) == 0o700
