@@ -35,6 +35,7 @@ class Checkpoint:
     """The snapshots, and the turns of changes that /undo and /redo walk."""
 
     seeded = start = None  # when the index was seeded; what was new at the first snapshot
+    mine = frozenset()  # the turns this session recorded: the REPL's /undo takes back its own
 
     def __init__(self, root: str = ".", enabled: bool = True):
         self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
@@ -119,6 +120,7 @@ class Checkpoint:
                 turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
                 if not turn:
                     state["undo"].append(turn := {**self.turn, "changes": []})
+                    self.mine |= {turn["id"]}
                 turn["changes"].append({"before": before, "after": after, "paths": changed})
                 self.store(state)
 
@@ -207,11 +209,16 @@ class Checkpoint:
             n = n or (1 if undo else state.get("last", 1))
             if not str(n).isdecimal() or not int(n):
                 raise Refused(f"Expected a number of turns, not {n!r}.")
-            if not state[source]:
+            # a session that recorded turns takes back its own; `amas undo`, the newest of any
+            own = [t for t in state[source] if not self.mine or t["id"] in self.mine]
+            if not own:
                 raise Refused(f"Nothing to {source}.")
-            turns = [state[source].pop() for _ in range(min(int(n), len(state[source])))]
+            turns = own[::-1][: int(n)]
+            state[source] = [t for t in state[source] if t not in turns]
             # each snapshot reads them all: the first, before any write, is where undo refuses
             paths = [p for turn in turns for change in turn["changes"] for p in change["paths"]]
+            if not undo:  # whole or nothing: no file of it may have changed since the undo
+                self._whole(turns, paths)
             kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
@@ -221,6 +228,16 @@ class Checkpoint:
 
     undo = partialmethod(_repeat, undo=True)
     redo = partialmethod(_repeat, undo=False)
+
+    def _whole(self, turns: list[dict], paths: list[str]) -> None:
+        """Refuse a redo, before it writes, when a file it puts back changed since the undo: each
+        file as the oldest change that made it found it."""
+        now, seen = self._snap("[amas] before /redo", paths, True), set()
+        for change in (change for turn in turns for change in turn["changes"]):
+            first = set(change["paths"]) - seen
+            if since := sorted(first & self._changed(change["before"], now).keys()):
+                raise Refused(f"Nothing redone: changed since the undo: {', '.join(since[:5])}.")
+            seen |= first
 
     def _apply(self, turn: dict, undo: bool, paths: list[str]) -> list[str]:
         """Take back a turn's changes, newest first (or put them back, oldest first), each file only

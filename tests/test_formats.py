@@ -555,6 +555,7 @@ def test_the_reader_never_raises_whatever_the_text(pieces):
 def test_formats_yaml_reads_easily_no_line_over_160_and_nothing_kept_twice():
     table = Path(providers.__file__).with_name("formats.yaml").read_text(encoding="utf-8")
     assert max(len(line) for line in table.splitlines()) <= 160
+    table = table.partition("\nexamples:\n")[0]  # the rules; each family's examples repeat its call
     stretches = [table[i : i + 80] for i in range(len(table) - 79)]
     assert len(set(stretches)) == len(stretches)  # a piece used twice is a YAML anchor and alias
 
@@ -925,4 +926,47 @@ def test_every_marker_and_piece_of_stands_is_guarded_by_a_case(monkeypatch):
         mutant = [first.replace(piece, "(?!)", 1), *providers.FORMATS["stands"][1:]]
         monkeypatch.setitem(providers.FORMATS, "stands", mutant)
         unguarded += [piece] if verdicts() == expected else []
+    assert unguarded == []
+
+
+# Issue 49: each family keeps its examples beside its rules in formats.yaml, each kind of them.
+ONE = [("read_file", {"path": "a.py"})]
+KINDS = {
+    "alone": ONE,
+    "after words": ONE,
+    "two": ONE + [("read_file", {"path": "b.py"})],
+    "quoted": [],
+    "fenced": [],
+    "in a comment": [],
+}
+
+
+@pytest.mark.parametrize("family", providers.FORMATS["examples"])
+def test_every_family_keeps_an_example_of_each_kind_and_reads_it_as_it_says(family):
+    kept = providers.FORMATS["examples"][family]
+    assert sorted(kept) == sorted(KINDS), f"{family}: an example of each kind, no other"
+    assert {kind: read(kept[kind]) for kind in KINDS} == KINDS
+
+
+def test_the_examples_guard_every_rewrite_and_every_marker(monkeypatch):
+    """Leaving out any rewrite, or any marker of `stands`, changes what some family's examples
+    give: a family whose rule is lost shows at once."""
+    examples = [text for kept in providers.FORMATS["examples"].values() for text in kept.values()]
+    before = [read(text) for text in examples]
+    stands = providers.FORMATS["stands"][0]
+    block = stands.split("(?P<marked>")[1]
+    block = block[: block.index("\n      | (?<![^\\n])")].strip().removesuffix(")")
+    markers = [m.strip() for m in re.split(r"\s\|\s", block)]
+    variants = [("rewrite", i) for i in range(len(providers.FORMATS["rewrite"]))]
+    variants += [("marker", m) for m in markers]
+    unguarded = []
+    for kind, which in variants:
+        formats = dict(providers.FORMATS)
+        if kind == "rewrite":
+            formats["rewrite"] = [r for i, r in enumerate(formats["rewrite"]) if i != which]
+        else:
+            formats["stands"] = [stands.replace(which, "(?!x)x", 1), *formats["stands"][1:]]
+        monkeypatch.setattr(providers, "FORMATS", formats)
+        if [read(text) for text in examples] == before:
+            unguarded.append(f"{kind} {which}")
     assert unguarded == []

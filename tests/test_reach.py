@@ -140,3 +140,34 @@ def test_amas_s_own_repository_is_readable_by_the_user_alone(isolated, llm):
     ]
     assert readable == []
     assert stat.S_IMODE(own.stat().st_mode) == 0o700
+
+
+def test_a_redo_whose_files_changed_since_refuses_and_changes_nothing(repo, llm):
+    """Rename `sub` everywhere; /undo; the user edits calc.py; /redo put back test_calc.py and
+    kept calc.py, leaving code that cannot import. It refuses in one line instead."""
+    Path("calc.py").write_text("def sub(a, b):\n    return a - b\n")
+    Path("test_calc.py").write_text("from calc import sub\n")
+    renamed = ("def subtract(a, b):\n    return a - b\n", "from calc import subtract\n")
+    yes(llm, write("calc.py", renamed[0]), write("test_calc.py", renamed[1]), task="rename sub")
+    assert "Undid 1 turn" in amas("undo").stderr
+    Path("calc.py").write_text("def sub(a, b):\n    return a - b  # the user's\n")
+    redone = amas("redo")
+    assert redone.returncode == 1 and "changed since the undo: calc.py" in redone.stderr
+    assert Path("test_calc.py").read_text() == "from calc import sub\n"
+    assert Path("calc.py").read_text().endswith("# the user's\n")
+    Path("calc.py").write_text("def sub(a, b):\n    return a - b\n")  # as the undo left it
+    assert "Redid 1 turn" in amas("redo").stderr
+    assert Path("test_calc.py").read_text() == renamed[1]
+
+
+def test_undo_in_one_session_takes_back_its_own_turn_amas_undo_the_newest_of_any(repo):
+    """Two REPLs in one repository: /undo in A took back B's newer turn and left A's applied."""
+    session_a, session_b = Checkpoint(repo), Checkpoint(repo)
+    session_a.begin("a's request")
+    snapshot_then(session_a, "echo a > a.txt")
+    session_b.begin("b's request")
+    snapshot_then(session_b, "echo b > b.txt")
+    assert "a's request" in session_a.undo()
+    assert not Path("a.txt").exists() and Path("b.txt").exists()
+    assert "b's request" in Checkpoint(repo).undo()  # `amas undo` from the shell
+    assert not Path("b.txt").exists()

@@ -61,14 +61,15 @@ def test_readme_states_the_lines_of_python_and_of_rules_as_they_are():
 
     def data(*names: str, examples: bool = False) -> int:
         """Lines of data (no blank line, no comment): the rules, or the examples kept beside them
-        (`ask:`, `run:` and what their lists hold)."""
+        (`ask:`, `run:` and what their lists hold; formats.yaml's `examples:`)."""
         count, open_list = 0, 0
         for n in names:
-            for line in (root / "amas_code" / n).read_text().splitlines():
+            rules = (root / "amas_code" / n).read_text().partition("\nexamples:\n")
+            for line in rules[0].splitlines() + [f"ask: {line}" for line in rules[2].splitlines()]:
                 text = line.strip()
                 if not text or text.startswith("#"):
                     continue
-                example = open_list > 0 or text.startswith(("ask:", "run:", ": ask:", "calls:"))
+                example = open_list > 0 or text.startswith(("ask:", "run:", ": ask:"))
                 if example:
                     open_list = max(open_list + text.count("[") - text.count("]"), 0)
                 count += example == examples
