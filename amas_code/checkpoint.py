@@ -35,7 +35,6 @@ class Checkpoint:
     """The snapshots, and the turns of changes that /undo and /redo walk."""
 
     seeded = start = None  # when the index was seeded; what was new at the first snapshot
-    mine = frozenset()  # the turns this session recorded: the REPL's /undo takes back its own
 
     def __init__(self, root: str = ".", enabled: bool = True):
         self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
@@ -120,7 +119,6 @@ class Checkpoint:
                 turn = next((t for t in state["undo"] if t["id"] == self.turn["id"]), None)
                 if not turn:
                     state["undo"].append(turn := {**self.turn, "changes": []})
-                    self.mine |= {turn["id"]}
                 turn["changes"].append({"before": before, "after": after, "paths": changed})
                 self.store(state)
 
@@ -209,12 +207,9 @@ class Checkpoint:
             n = n or (1 if undo else state.get("last", 1))
             if not str(n).isdecimal() or not int(n):
                 raise Refused(f"Expected a number of turns, not {n!r}.")
-            # a session that recorded turns takes back its own; `amas undo`, the newest of any
-            own = [t for t in state[source] if not self.mine or t["id"] in self.mine]
-            if not own:
+            if not state[source]:
                 raise Refused(f"Nothing to {source}.")
-            turns = own[::-1][: int(n)]
-            state[source] = [t for t in state[source] if t not in turns]
+            turns = [state[source].pop() for _ in range(min(int(n), len(state[source])))]
             # each snapshot reads them all: the first, before any write, is where undo refuses
             paths = [p for turn in turns for change in turn["changes"] for p in change["paths"]]
             if not undo:  # whole or nothing: no file of it may have changed since the undo

@@ -158,16 +158,3 @@ def test_a_redo_whose_files_changed_since_refuses_and_changes_nothing(repo, llm)
     Path("calc.py").write_text("def sub(a, b):\n    return a - b\n")  # as the undo left it
     assert "Redid 1 turn" in amas("redo").stderr
     assert Path("test_calc.py").read_text() == renamed[1]
-
-
-def test_undo_in_one_session_takes_back_its_own_turn_amas_undo_the_newest_of_any(repo):
-    """Two REPLs in one repository: /undo in A took back B's newer turn and left A's applied."""
-    session_a, session_b = Checkpoint(repo), Checkpoint(repo)
-    session_a.begin("a's request")
-    snapshot_then(session_a, "echo a > a.txt")
-    session_b.begin("b's request")
-    snapshot_then(session_b, "echo b > b.txt")
-    assert "a's request" in session_a.undo()
-    assert not Path("a.txt").exists() and Path("b.txt").exists()
-    assert "b's request" in Checkpoint(repo).undo()  # `amas undo` from the shell
-    assert not Path("b.txt").exists()
