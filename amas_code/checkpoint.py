@@ -25,6 +25,7 @@ KEEP = "refs/amas/keep"
 BIG, MANY = 10_000_000, 200
 HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # while a record is written
 FROM_STDIN = ["--pathspec-from-file=-", "--pathspec-file-nul"]  # any number of paths: no ARG_MAX
+UNTRACKED = ["ls-files", "-z", "-o", "--exclude-standard"]  # neither tracked nor ignored
 
 
 class Refused(Exception):
@@ -173,11 +174,12 @@ class Checkpoint:
         Codex does (named in a warning): a file over BIG bytes, a repository of its own (git cannot
         add one with no commit), and a folder of MANY files or more, counted as git would add them,
         that appeared during the session (a node_modules/, a venv/)."""
-        listed = self.git("ls-files", "-z", "-o", "--exclude-standard", "--directory").split("\0")
+        listed = self.git(*UNTRACKED, "--directory").split("\0")
         self.start = set(listed) if self.start is None else self.start  # the user's: all in
         files, left = [], [name for name in listed if name in self.left]
         for name in (name for name in listed[:-1] if name not in self.left):
-            inside = self._inside(name)
+            # its files, as git would add them (a repository of its own: `x/`)
+            inside = self.git(*UNTRACKED, "--", f":(literal){name}").split("\0")[:-1]
             if len(inside) >= MANY and name not in self.start:
                 inside, left = [], [*left, name]
             for path in inside:
@@ -186,12 +188,6 @@ class Checkpoint:
             ui.warning(WORDS["left_out"].format(", ".join(new[:5]) + (", …" if new[5:] else "")))
         self.left = set(left)
         return files
-
-    def _inside(self, name: str) -> list[str]:
-        """The files of a new folder `name/` that git would add (a repository of its own: `x/`)."""
-        if not name.endswith("/"):
-            return [name]
-        return self.git("ls-files", "-z", "-o", "--exclude-standard", "--", name).split("\0")[:-1]
 
     def _changed(self, a: str, b: str) -> dict[str, str]:
         """The files that differ between two snapshots, each with its status (A, M, D or T)."""

@@ -916,6 +916,7 @@ def test_every_marker_and_piece_of_stands_is_guarded_by_a_case(monkeypatch):
     """#42: leaving out any one family marker of `stands`, or its quote, changes some verdict."""
     cases = [*REAL.values(), *SEVERAL.values(), *CITED.values(), *ENDING.values()]
     cases += [f"The format is {q}{render(ONE)}{q}." for q in "`'\"" for render in FAMILIES.values()]
+    cases += [text for kept in providers.FORMATS["examples"].values() for text in kept.values()]
     verdicts = lambda: [real(case) for case in cases]
     expected, first = verdicts(), providers.FORMATS["stands"][0]
     marked = first[first.index("(?P<marked>") + 11 : first.index("| (?<![^\\n])")].rstrip()
@@ -930,11 +931,11 @@ def test_every_marker_and_piece_of_stands_is_guarded_by_a_case(monkeypatch):
 
 
 # Issue 49: each family keeps its examples beside its rules in formats.yaml, each kind of them.
-ONE = [("read_file", {"path": "a.py"})]
+A_PY = [("read_file", {"path": "a.py"})]
 KINDS = {
-    "alone": ONE,
-    "after words": ONE,
-    "two": ONE + [("read_file", {"path": "b.py"})],
+    "alone": A_PY,
+    "after words": A_PY,
+    "two": A_PY + [("read_file", {"path": "b.py"})],
     "quoted": [],
     "fenced": [],
     "in a comment": [],
