@@ -125,13 +125,14 @@ def inside(path: str | Path) -> bool:
 
 
 def confine(path: str, write: bool = False) -> Path:
-    """Writes stay inside the project root and out of .git; reads outside it ask first."""
+    """Writes stay inside the project root and out of .git; reads outside it ask first. A write
+    goes to the path's real file (symlinks followed), a read by the path as given."""
     root, real = Path(STATE["root"]).resolve(), Path(os.path.realpath(path))
     if write and (not inside(real) or ".git" in real.parts[len(root.parts) :]):
         raise ToolError(f"refusing to write {real}: outside the project root {root} or in .git")
     if not inside(real) and not allowed(f"Let the model read {real}, outside the project?", True):
         raise ToolError(f"reading {real}, outside the project root {root}, was not allowed")
-    return Path(path)
+    return real if write else Path(path)
 
 
 def clip(text: str, limit: int) -> str:
@@ -162,18 +163,17 @@ def read_file(path: str) -> str:
 
 def change_file(path: str, new: str, verb: str) -> str:
     """Diff, ask unless auto-accept, checkpoint, write: the one road every file change takes."""
-    target = confine(path, write=True)
-    shown = target.read_bytes() if target.exists() else None  # what the diff is made from
+    real = confine(path, write=True)  # a new file renamed into place: atomic, no hard link
+    shown = real.read_bytes() if real.exists() else None  # what the diff is made from
     old = (shown or b"").decode("utf-8", "surrogateescape")
     if MASK in new and redact(old, STATE["config"]) != old:  # it was shown to the model masked
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
-    real = Path(os.path.realpath(target))  # a new file renamed into place: atomic, no hard link
     before = STATE["checkpoint"].snapshot([real])
     risky = before is None and not STATE["config"].get("yolo")  # no /undo: under --yes too
     if not allowed(f"Apply this change to {path}?", risky):
         return f"The user declined the change to {path}; nothing was written."
-    if (target.read_bytes() if target.exists() else None) != shown:  # saved in an editor meanwhile
+    if (real.read_bytes() if real.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
     data = new.encode("utf-8", "surrogateescape")
     fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
