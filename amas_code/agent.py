@@ -85,11 +85,7 @@ class Agent:
             self.mode = "native"  # then its text is never read for calls: prose quoting one
         written = "" if self.mode == "native" else reply["content"]
         calls = native or providers.written_calls(written, tools.TYPES)
-        results = []
-        for call in calls:
-            results.append(self.execute(call))
-            if native:
-                self.messages.append(message("tool", results[-1], tool_call_id=call["id"]))
+        results = [self.execute(call, bool(native)) for call in calls]
         if calls and not native:
             text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
             self.messages.append(message("user", f"{RESULTS}\n{text}"))
@@ -123,11 +119,15 @@ class Agent:
         self.messages += keep  # into the history when the turn ends, as a new session
         ui.info(f"Compacted {len(old)} messages into a summary.")
 
-    def execute(self, call: dict) -> str:
+    def execute(self, call: dict, native: bool) -> str:
+        """Run one call, shown as it runs; a native call is answered in the conversation at once, so
+        that Ctrl-C during the next one leaves every call before it answered."""
         name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
         result = config.redact(tools.run(name, args), self.config)
         ui.show_result(result, 6 if name == "shell_command" else 1)
+        if native:
+            self.messages.append(message("tool", result, tool_call_id=call["id"]))
         return result
 
     def remember(self) -> None:
