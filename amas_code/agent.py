@@ -87,8 +87,7 @@ class Agent:
         calls = native or providers.written_calls(written, tools.TYPES)
         results = [self.execute(call, bool(native)) for call in calls]
         if calls and not native:
-            text = "\n\n".join(f"{c['function']['name']}: {r}" for c, r in zip(calls, results))
-            self.messages.append(message("user", f"{RESULTS}\n{text}"))
+            self.messages.append(message("user", f"{RESULTS}\n" + "\n\n".join(results)))
         return calls
 
     def call(self, messages: list, on_chunk: object = None) -> dict:
@@ -120,15 +119,16 @@ class Agent:
         ui.info(f"Compacted {len(old)} messages into a summary.")
 
     def execute(self, call: dict, native: bool) -> str:
-        """Run one call, shown as it runs; a native call is answered in the conversation at once, so
-        that Ctrl-C during the next one leaves every call before it answered."""
+        """Run one call, shown as it runs; returns its result under the tool's name, as calls written
+        as text get it. A native call is answered in the conversation at once, so that Ctrl-C during
+        the next one leaves every call before it answered."""
         name, args = call["function"]["name"], call["function"]["arguments"]
         ui.show_tool_call(name, args)
         result = config.redact(tools.run(name, args), self.config)
         ui.show_result(result, 6 if name == "shell_command" else 1)
         if native:
             self.messages.append(message("tool", result, tool_call_id=call["id"]))
-        return result
+        return f"{name}: {result}"
 
     def remember(self) -> None:
         """Append the conversation's new messages to .amas/history.jsonl, secrets masked."""
