@@ -35,7 +35,7 @@ class Refused(Exception):
 class Checkpoint:
     """The snapshots, and the turns of changes that /undo and /redo walk."""
 
-    seeded = start = None  # when the index was seeded; what was new at the first snapshot
+    start = None  # what was new at the session's first snapshot: the user's
 
     def __init__(self, root: str = ".", enabled: bool = True):
         self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
@@ -154,19 +154,18 @@ class Checkpoint:
         return commit
 
     def _seed(self) -> list[str] | None:
-        """The index starts as a copy of the user's, with its modification time (git's racy-clean
-        check), and again whenever they change theirs (a `git add` is followed): fast, and every
-        tracked file in, less what they staged and did not commit: returned, for the snapshot to
-        read again from the work tree and keep its own copy (a file git ignores, a big one too).
-        Then the whole tree must be read (conflicts resolve). None when their index is as seeded."""
-        stamp = self.seed and self.seed.is_file() and self.seed.stat().st_mtime_ns
-        if not stamp or stamp == self.seeded:
+        """At a session's first snapshot, the index starts as a copy of the user's, with its
+        modification time (git's racy-clean check): fast, and every tracked file in, less what they
+        staged and did not commit: returned, for the snapshot to read again from the work tree and
+        keep its own copy (a file git ignores, a big one too). Then the whole tree must be read
+        (conflicts resolve). None when seeded before."""
+        if not self.seed or not self.seed.is_file():
             return None
         shutil.copy2(self.seed, self.dir / "index")
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
         if staged := staged.split("\0")[:-1]:
             self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged)
-        self.seeded = stamp
+        self.seed = None
         return staged
 
     def _new(self) -> list[str]:
@@ -183,7 +182,8 @@ class Checkpoint:
             if len(inside) >= MANY and name not in self.start:
                 inside, left = [], [*left, name]
             for path in inside:
-                (left if path.endswith("/") or big(self.root / path) else files).append(path)
+                big = path.endswith("/") or os.lstat(self.root / path).st_size > BIG
+                (left if big else files).append(path)
         if new := [name for name in left if name not in self.left]:
             ui.warning(WORDS["left_out"].format(", ".join(new[:5]) + (", …" if new[5:] else "")))
         self.left = set(left)
@@ -208,8 +208,6 @@ class Checkpoint:
             turns = [state[source].pop() for _ in range(min(int(n), len(state[source])))]
             # each snapshot reads them all: the first, before any write, is where undo refuses
             paths = [p for turn in turns for change in turn["changes"] for p in change["paths"]]
-            if not undo:  # whole or nothing: no file of it may have changed since the undo
-                self._whole(turns, paths)
             kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
@@ -219,16 +217,6 @@ class Checkpoint:
 
     undo = partialmethod(_repeat, undo=True)
     redo = partialmethod(_repeat, undo=False)
-
-    def _whole(self, turns: list[dict], paths: list[str]) -> None:
-        """Refuse a redo, before it writes, when a file it puts back changed since the undo: each
-        file as the oldest change that made it found it."""
-        now, seen = self._snap("[amas] before /redo", paths, True), set()
-        for change in (change for turn in turns for change in turn["changes"]):
-            first = set(change["paths"]) - seen
-            if since := sorted(first & self._changed(change["before"], now).keys()):
-                raise Refused(f"Nothing redone: changed since the undo: {', '.join(since[:5])}.")
-            seen |= first
 
     def _apply(self, turn: dict, undo: bool, paths: list[str]) -> list[str]:
         """Take back a turn's changes, newest first (or put them back, oldest first), each file only
@@ -271,13 +259,6 @@ class Checkpoint:
         """Save the turns whole or not at all (a new file renamed into place)."""
         (self.dir / "turns.new").write_text(json.dumps(state))
         os.replace(self.dir / "turns.new", self.dir / "turns.json")
-
-
-def big(path: Path) -> bool:
-    """Whether a file is over BIG bytes; one gone already is not (the snapshot notes it gone)."""
-    with suppress(OSError):
-        return path.lstat().st_size > BIG
-    return False
 
 
 def blocked(path: Path) -> bool:

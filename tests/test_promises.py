@@ -190,17 +190,17 @@ def test_redo_repeats_as_many_as_the_last_undo(repo):
     assert Path("a.txt").read_text() == "a2\n"
 
 
-def test_a_redo_refuses_when_the_user_changed_a_file_after_the_undo_and_changes_nothing(repo):
-    """#48: a redo is whole or nothing (it kept the user's b.txt and put back a.txt before)."""
+def test_a_redo_keeps_what_the_user_changed_after_the_undo_and_names_it(repo):
     as_agent()
     turn("change a", "a.txt", "a1\n")
     turn("change b", "b.txt", "b1\n")
     cp = Checkpoint()
     cp.undo(2)
     Path("b.txt").write_text("user changed b after the undo\n")
-    with pytest.raises(Refused, match="^Nothing redone: changed since the undo: b.txt.$"):
-        cp.redo(2)
-    assert Path("a.txt").read_text() == "a committed\n"
+    done = cp.redo(2)
+    assert done.startswith("Redid 2 turn(s)")
+    assert done.endswith("Kept as they are, changed since: b.txt.")
+    assert Path("a.txt").read_text() == "a1\n"
     assert Path("b.txt").read_text() == "user changed b after the undo\n"
 
 
@@ -212,7 +212,7 @@ def test_redo_before_any_undo_has_nothing_to_redo(repo):
     assert Path("a.txt").read_text() == "a by agent\n"
 
 
-def test_redo_after_an_undo_that_kept_a_file_refuses_and_keeps_it(repo):
+def test_redo_after_an_undo_that_kept_a_file_keeps_it_again(repo):
     as_agent()
     turn("change a", "a.txt", "a by agent\n")
     turn("change b", "b.txt", "b by agent\n")
@@ -220,9 +220,9 @@ def test_redo_after_an_undo_that_kept_a_file_refuses_and_keeps_it(repo):
     undone = Checkpoint().undo(2)
     assert undone.startswith("Undid 2 turn(s)") and "changed since: a.txt." in undone
     assert Path("b.txt").read_text() == "b committed\n"
-    with pytest.raises(Refused, match="changed since the undo: a.txt"):  # whole or nothing
-        Checkpoint().redo()
-    assert Path("b.txt").read_text() == "b committed\n"
+    redone = Checkpoint().redo()
+    assert redone.startswith("Redid 2 turn(s)") and "changed since: a.txt." in redone
+    assert Path("b.txt").read_text() == "b by agent\n"
     assert Path("a.txt").read_text() == "the user's later edit\n"
 
 
@@ -293,8 +293,7 @@ def test_a_new_edit_keeps_the_redo_stack_and_redo_keeps_the_new_edit(repo):
     assert Path("b.txt").read_text() == "b by agent, a new edit\n"
     assert cp.undo() == "Undid 1 turn(s): 'edit a': a.txt."  # redo had put it on top
     turn("edit a again", "a.txt", "a, the agent's second try\n")
-    with pytest.raises(Refused, match="changed since the undo: a.txt"):
-        Checkpoint().redo(1)
+    assert Checkpoint().redo(1).endswith("Kept as they are, changed since: a.txt.")
     assert Path("a.txt").read_text() == "a, the agent's second try\n"  # the newer change stays
 
 
