@@ -150,7 +150,7 @@ class Agent:
         return pending
 
     def repl(self) -> None:
-        ui.info(f"Amas Code {__version__} · {self.config['model']} · /help lists commands")
+        ui.info(f"Amas Code {__version__} · {self.config['model'] or 'no API key'} · /help")
         with suppress(EOFError):  # Ctrl-D or /quit: the REPL ends
             while True:
                 with suppress(KeyboardInterrupt):  # Ctrl-C at the prompt: a new prompt

@@ -211,9 +211,9 @@ class Checkpoint:
             kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
-        named = "; ".join(f"{t['request'][:40]!r}: {files(t)}" for t in turns)
+        what = "; ".join(f"{t['request'][:40]!r}: {files(t)}" for t in turns)
         also = f" Kept as they are, changed since: {', '.join(sorted(set(kept)))}." if kept else ""
-        return f"{'Undid' if undo else 'Redid'} {len(turns)} turn(s): {named}.{also}"
+        return f"{('Redid', 'Undid')[undo]} {len(turns)} turn{'s'[len(turns) < 2 :]}: {what}.{also}"
 
     undo = partialmethod(_repeat, undo=True)
     redo = partialmethod(_repeat, undo=False)

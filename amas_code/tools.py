@@ -153,7 +153,7 @@ def read_file(path: str) -> str:
     """Read a text file; lines come numbered."""
     data, size = head(confine(path), MAX_READ)
     if b"\0" in data[:8192]:
-        return f"{path} is a binary file ({size} bytes); cannot display it."
+        raise ToolError(f"{path} is a binary file ({size} bytes); cannot display it.")
     text = data.decode("utf-8", errors="replace")
     numbered = "\n".join(f"{i:4} | {line}" for i, line in enumerate(text.splitlines(), 1))
     if size > MAX_READ:
@@ -323,7 +323,7 @@ def fetch_url(url: str) -> str:
     except (httpx.HTTPError, httpx.InvalidURL) as e:  # DNS, TLS, timeouts, 4xx and 5xx
         raise ToolError(f"{url}: {str(e) or type(e).__name__}") from None  # run() keeps line 1
     kind = response.headers.get("content-type", "")
-    if not re.search(r"text|json|xml|javascript|yaml", kind):  # an image, a PDF, a zip: one line
+    if not re.search(r"^text/|json|[+/]xml\b|javascript|yaml", kind):  # an image, a PDF, an .xlsx
         return f"{response.url}: {len(body)} bytes of {kind or 'unlabelled'} content; not shown."
     text = body.decode(response.encoding, errors="replace")
     if "html" in kind:

@@ -82,7 +82,7 @@ def test_undo_keeps_a_file_the_user_changed_since_names_it_and_takes_back_the_re
     Path("A").write_text("A edited by the user afterwards\n")
     head = git(repo, "rev-parse", "HEAD")
     done = Checkpoint().undo()
-    assert done == "Undid 1 turn(s): 'change A and B': A, B. Kept as they are, changed since: A."
+    assert done == "Undid 1 turn: 'change A and B': A, B. Kept as they are, changed since: A."
     assert Path("A").read_text() == "A edited by the user afterwards\n"
     assert Path("B").read_text() == "B committed\n"
     assert git(repo, "rev-parse", "HEAD") == head
@@ -101,7 +101,7 @@ def test_a_user_commit_on_top_does_not_block_undo_and_head_stays(repo):
     git(repo, "add", "E")
     git(repo, "commit", "-qm", "user: on top")
     head, index = git(repo, "rev-parse", "HEAD"), git(repo, "ls-files", "-s")
-    assert Checkpoint().undo().startswith("Undid 1 turn(s)")
+    assert Checkpoint().undo().startswith("Undid 1 turn")
     assert Path("A").read_text() == "A committed\n" and Path("E").read_text() == "user file\n"
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == index
     assert git(repo, "log", "-1", "--format=%s") == "user: on top\n"
@@ -158,7 +158,7 @@ def test_outside_a_repository_undo_works_and_the_project_gets_no_git(isolated, l
     assert agent.turn("write") == 0 and Path("f.txt").read_text() == "hi\n"
     assert agent.command("/undo") == 0 and not Path("f.txt").exists()
     shown = capsys.readouterr()
-    assert "Undid 1 turn(s): 'write': f.txt." in shown.err and shown.out == "done\n"
+    assert "Undid 1 turn: 'write': f.txt." in shown.err and shown.out == "done\n"
     assert sorted(os.listdir()) == [".amas"]  # no .git: Amas's own repository is in ~/.cache
     assert agent.command("/redo") == 0 and Path("f.txt").read_text() == "hi\n"
 

@@ -116,3 +116,51 @@ def test_fetch_url_of_an_image_is_one_line_with_its_type_and_size(llm, isolated,
     result = llm.requests[1]["body"]["messages"][-1]["content"]
     assert result == f"{url}: 60008 bytes of image/png content; not shown.", result[:80]
     assert done.stdout == "A PNG.\n"
+
+
+# #50, the small things -----------------------------------------------------------------------------
+
+
+def test_undo_says_1_turn_not_1_turns(llm, isolated):
+    llm.queue(tool("write_file", {"path": "a.txt", "content": "x\n"}), text("done"))
+    base = ["--model", "openai/x", "--api-base", llm.url]
+    amas(*base, "--yes", "write a.txt", env={"OPENAI_API_KEY": "sk-x"})
+    undone = amas("undo")
+    assert "Undid 1 turn: 'write a.txt': a.txt." in undone.stderr, undone.stderr
+
+
+def test_attach_of_a_binary_file_says_it_is_not_text_and_sends_nothing(llm, isolated):
+    Path("logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0" + bytes(100))
+    llm.queue(text("ok"))
+    base = ["--model", "openai/x", "--api-base", llm.url]
+    done = amas(*base, env={"OPENAI_API_KEY": "sk-x"}, stdin="/attach logo.png\nhello\n")
+    assert "logo.png is a binary file (111 bytes)" in done.stderr and "Attached" not in done.stderr
+    sent = [m["content"] for m in llm.requests[0]["body"]["messages"][1:]]
+    assert sent == ["hello"]
+
+
+def test_the_repl_with_no_key_says_so_in_its_first_line(isolated):
+    done = amas(stdin="/quit\n")
+    first = done.stderr.splitlines()[0]
+    assert "no API key" in first and "·  ·" not in first, first
+
+
+def test_fetch_url_of_an_office_document_is_one_line(llm, isolated, tmp_path):
+    import functools
+    import http.server
+    import threading
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "report.xlsx").write_bytes(b"PK\x03\x04" + bytes(5000))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/report.xlsx"
+    try:
+        one_shot(llm, tool("fetch_url", {"url": url}), text("A spreadsheet."))
+    finally:
+        server.shutdown()
+    result = llm.requests[1]["body"]["messages"][-1]["content"]
+    assert result.startswith(f"{url}: 5004 bytes of application/vnd.openxmlformats"), result[:120]
+    assert result.endswith("content; not shown.")

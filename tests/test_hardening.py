@@ -247,7 +247,7 @@ def test_huge_files_are_read_in_bounded_bytes(isolated):
         big.seek(0)
         big.write(b"first line FIND-ME\n")
     result = finishes(lambda: tools.run("read_file", {"path": "big.log"}))
-    assert result == f"big.log is a binary file ({2 * 1024**3} bytes); cannot display it."
+    assert result == f"Error: big.log is a binary file ({2 * 1024**3} bytes); cannot display it."
     assert "big.log:1: first line FIND-ME" in finishes(
         lambda: tools.run("search_files", {"pattern": "FIND"})
     )

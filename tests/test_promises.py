@@ -105,14 +105,14 @@ def test_undo_and_redo_through_the_cli_with_a_remote_behind(remote, repo):
     turn("change a", "a.txt", "a1\n")
     turn("change b", "b.txt", "b1\n")
     undone = amas("undo", "2")
-    assert undone.returncode == 0 and "Undid 2 turn(s)" in undone.stderr, undone.stderr
+    assert undone.returncode == 0 and "Undid 2 turns" in undone.stderr, undone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == (
         "a committed\n",
         "b committed\n",
     )
     assert user_state(repo) == state
     redone = amas("redo")
-    assert redone.returncode == 0 and "Redid 2 turn(s)" in redone.stderr, redone.stderr
+    assert redone.returncode == 0 and "Redid 2 turns" in redone.stderr, redone.stderr
     assert (Path("a.txt").read_text(), Path("b.txt").read_text()) == ("a1\n", "b1\n")
     assert own_subjects(repo) == ["[amas] wrote b.txt", "[amas] wrote a.txt"]
     assert git(repo, "log", "-1", "--format=%s") == "user: unpushed\n"
@@ -160,7 +160,7 @@ def test_git_gc_between_an_undo_and_its_redo(repo):
     for where in (git, own_git):  # the user's gc, and one in Amas's repository too
         where(repo, "reflog", "expire", "--expire=now", "--all")
         where(repo, "gc", "-q", "--prune=now")
-    assert cp.redo() == "Redid 2 turn(s): 'edit a': a.txt; 'make new': new/made.txt."
+    assert cp.redo() == "Redid 2 turns: 'edit a': a.txt; 'make new': new/made.txt."
     assert user_state(repo) == state
     assert Path("a.txt").read_text() == "a by agent\n"
     assert Path("new/made.txt").read_text() == "made by agent\n"
@@ -178,7 +178,7 @@ def test_redo_repeats_as_many_as_the_last_undo(repo):
     cp = Checkpoint()
     cp.undo(2)
     assert Path("a.txt").read_text() == "a0\n"
-    assert cp.redo() == "Redid 2 turn(s): 'a1': a.txt; 'a2': a.txt."
+    assert cp.redo() == "Redid 2 turns: 'a1': a.txt; 'a2': a.txt."
     assert Path("a.txt").read_text() == "a2\n"
     with pytest.raises(Refused, match="Nothing to redo"):
         cp.redo()
@@ -186,7 +186,7 @@ def test_redo_repeats_as_many_as_the_last_undo(repo):
     assert Path("a.txt").read_text() == "a committed\n"
     with pytest.raises(Refused, match="Nothing to undo"):
         cp.undo()
-    assert cp.redo(4).startswith("Redid 3 turn(s)")  # as many as there are
+    assert cp.redo(4).startswith("Redid 3 turns")  # as many as there are
     assert Path("a.txt").read_text() == "a2\n"
 
 
@@ -198,7 +198,7 @@ def test_a_redo_keeps_what_the_user_changed_after_the_undo_and_names_it(repo):
     cp.undo(2)
     Path("b.txt").write_text("user changed b after the undo\n")
     done = cp.redo(2)
-    assert done.startswith("Redid 2 turn(s)")
+    assert done.startswith("Redid 2 turns")
     assert done.endswith("Kept as they are, changed since: b.txt.")
     assert Path("a.txt").read_text() == "a1\n"
     assert Path("b.txt").read_text() == "user changed b after the undo\n"
@@ -218,10 +218,10 @@ def test_redo_after_an_undo_that_kept_a_file_keeps_it_again(repo):
     turn("change b", "b.txt", "b by agent\n")
     Path("a.txt").write_text("the user's later edit\n")
     undone = Checkpoint().undo(2)
-    assert undone.startswith("Undid 2 turn(s)") and "changed since: a.txt." in undone
+    assert undone.startswith("Undid 2 turns") and "changed since: a.txt." in undone
     assert Path("b.txt").read_text() == "b committed\n"
     redone = Checkpoint().redo()
-    assert redone.startswith("Redid 2 turn(s)") and "changed since: a.txt." in redone
+    assert redone.startswith("Redid 2 turns") and "changed since: a.txt." in redone
     assert Path("b.txt").read_text() == "b by agent\n"
     assert Path("a.txt").read_text() == "the user's later edit\n"
 
@@ -288,10 +288,10 @@ def test_a_new_edit_keeps_the_redo_stack_and_redo_keeps_the_new_edit(repo):
     cp.undo()
     turn("edit b", "b.txt", "b by agent, a new edit\n")
     assert [request for _, request, _ in Checkpoint().history()] == ["edit b"]
-    assert Checkpoint().redo() == "Redid 1 turn(s): 'edit a': a.txt."
+    assert Checkpoint().redo() == "Redid 1 turn: 'edit a': a.txt."
     assert Path("a.txt").read_text() == "a by agent\n"
     assert Path("b.txt").read_text() == "b by agent, a new edit\n"
-    assert cp.undo() == "Undid 1 turn(s): 'edit a': a.txt."  # redo had put it on top
+    assert cp.undo() == "Undid 1 turn: 'edit a': a.txt."  # redo had put it on top
     turn("edit a again", "a.txt", "a, the agent's second try\n")
     assert Checkpoint().redo(1).endswith("Kept as they are, changed since: a.txt.")
     assert Path("a.txt").read_text() == "a, the agent's second try\n"  # the newer change stays
@@ -396,7 +396,7 @@ def test_file_names_starting_with_a_dash(repo):
     assert own_subjects(repo) == ["[amas] wrote --new.txt", "[amas] wrote -e.txt"]
     assert own_git(repo, "show", "refs/amas/keep:--new.txt") == "new dash file\n"
     cp = Checkpoint()
-    assert cp.undo().startswith("Undid 1 turn(s): '': --new.txt, -e.txt.")
+    assert cp.undo().startswith("Undid 1 turn: '': --new.txt, -e.txt.")
     assert Path("-e.txt").read_text() == "dash, uncommitted\n" and not Path("--new.txt").exists()
     assert cp.redo().startswith("Redid")
     assert Path("-e.txt").read_text() == "dash by agent\n"
@@ -465,10 +465,10 @@ def test_undo_and_redo_while_git_is_busy_write_only_the_work_tree(repo, start, n
     start(repo)
     assert Path(".git", name).exists()
     head_and_index = head(repo), git(repo, "ls-files", "-s")
-    assert Checkpoint().undo() == "Undid 1 turn(s): 'a1': a.txt."
+    assert Checkpoint().undo() == "Undid 1 turn: 'a1': a.txt."
     assert Path("a.txt").read_text() == "a committed\n"
     assert (head(repo), git(repo, "ls-files", "-s")) == head_and_index
-    assert Checkpoint().redo() == "Redid 1 turn(s): 'a1': a.txt."
+    assert Checkpoint().redo() == "Redid 1 turn: 'a1': a.txt."
     assert Path("a.txt").read_text() == "a1\n" and Path(".git", name).exists()
     done = amas("undo")
     assert done.returncode == 0 and "Traceback" not in done.stderr
@@ -516,7 +516,7 @@ def test_an_undo_git_refuses_leaves_the_files_and_the_index_and_can_be_tried_aga
         Checkpoint().undo()
     assert user_state(repo) == state and Path("a.txt").read_text() == "a by agent\n"
     Path(".git/amas/repo/index.lock").unlink()
-    assert Checkpoint().undo().startswith("Undid 1 turn(s)")
+    assert Checkpoint().undo().startswith("Undid 1 turn")
     assert Path("a.txt").read_text() == "a committed\n"
 
 
@@ -637,7 +637,7 @@ def test_git_checkout_of_an_existing_file_runs_under_yes_and_undo_takes_it_back(
     assert not tools.destructive("git checkout a.txt")
     assert shell("git checkout -q HEAD a.txt").endswith("[exit code 0]")
     assert Path("a.txt").read_text() != "uncommitted work\n"
-    assert Checkpoint().undo() == "Undid 1 turn(s): '': a.txt."
+    assert Checkpoint().undo() == "Undid 1 turn: '': a.txt."
     assert Path("a.txt").read_text() == "uncommitted work\n"
     Path("checkout").write_text("a file named like the subcommand is no argument of it\n")
     result = shell("git checkout -q feature")  # a branch, not a file: it runs

@@ -67,7 +67,7 @@ def test_a_command_over_uncommitted_edits_is_undone_exactly_after_gc(repo, llm, 
     assert Path("src/m.py").read_text() != EDITS  # the command ran, unasked, under --yes
     assert blob_of(EDITS) in held_objects(repo)  # the edits are kept, whatever happens next
     undone = amas("undo")  # a second session
-    assert undone.returncode == 0 and "Undid 1 turn(s): 'do it': " in undone.stderr
+    assert undone.returncode == 0 and "Undid 1 turn: 'do it': " in undone.stderr
     assert Path("src/m.py").read_text() == EDITS
     assert not Path("other.py").exists() and not Path("moved.py").exists()  # new files go
     assert git(repo, "rev-parse", "HEAD") == head and git(repo, "ls-files", "-s") == staged
@@ -179,7 +179,7 @@ def test_every_turn_is_kept_and_undo_n_reaches_the_oldest(repo):
         tools.run("shell_command", {"command": f"echo {n} > n.txt"})
     listed = [request for _, request, _ in Checkpoint(".").history()]
     assert listed == ["turn 4", "turn 3", "turn 2", "turn 1", "turn 0"]
-    assert Checkpoint(".").undo(5).startswith("Undid 5 turn(s)")
+    assert Checkpoint(".").undo(5).startswith("Undid 5 turns")
     assert Path("n.txt").read_text() == "the user's\n"
 
 

@@ -94,10 +94,10 @@ def test_undo_n_takes_back_n_turns_and_redo_puts_them_all_back(repo, llm):
     yes(llm, write("a.txt", "one\n"), task="first")
     yes(llm, write("a.txt", "two\n"), shell("echo x > b.txt"), task="second")
     yes(llm, shell("echo y > c.txt"), task="third")
-    assert "Undid 2 turn(s)" in amas("undo", "2").stderr
+    assert "Undid 2 turns" in amas("undo", "2").stderr
     assert Path("a.txt").read_text() == "one\n" and not Path("b.txt").exists()
     assert not Path("c.txt").exists()
-    assert "Redid 2 turn(s)" in amas("redo").stderr  # as many as the last undo took back
+    assert "Redid 2 turns" in amas("redo").stderr  # as many as the last undo took back
     assert Path("a.txt").read_text() == "two\n" and Path("c.txt").exists()
     assert "Nothing to redo" in amas("redo").stderr
 
@@ -113,7 +113,7 @@ def test_what_every_write_replaced_stays_reachable_through_gc_and_a_new_change(r
         assert blob(data) in kept, data
     assert "Undid 1 turn" in amas("undo").stderr and Path("app.py").read_text() == WORK
     redone = amas("redo", "2").stderr  # the older turn comes back too, but for app.py: changed since
-    assert "Redid 2 turn(s)" in redone and "changed since: app.py" in redone
+    assert "Redid 2 turns" in redone and "changed since: app.py" in redone
     assert Path("notes.txt").read_text() == "overwritten\n"
 
 
@@ -202,7 +202,7 @@ def test_two_sessions_in_one_repository_both_record_and_neither_fails(repo, llm)
     assert all("[exit code 0]" in o and "No /undo" not in o for o in outs), outs
     listed = amas("checkpoint").stderr
     assert "session 0" in listed and "session 1" in listed
-    assert "Undid 2 turn(s)" in amas("undo", "2").stderr
+    assert "Undid 2 turns" in amas("undo", "2").stderr
     assert not Path("s0.txt").exists() and not Path("s1.txt").exists()
 
 
@@ -338,7 +338,7 @@ def test_after_undo_the_next_request_tells_the_model_what_was_taken_back(repo, l
     done = amas(*base, env={"OPENAI_API_KEY": "k"}, stdin=typed)
     assert "Undid 1 turn" in done.stderr and Path("app.py").read_text() == WORK
     told = llm.requests[-1]["body"]["messages"][-1]["content"]
-    assert "Undid 1 turn(s): 'change app.py': app.py." in told and told.endswith("what now?")
+    assert "Undid 1 turn: 'change app.py': app.py." in told and told.endswith("what now?")
     assert "Undid" not in str(llm.requests[1]["body"]["messages"])  # not before the undo
 
 
