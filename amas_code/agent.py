@@ -64,7 +64,7 @@ class Agent:
             if len(seen) == 20:
                 ui.warning(config.WORDS["rounds"])
             if seen[-3:] == seen[-1:] * 3:
-                return ui.warning(config.WORDS["loop"])
+                return ui.warning(self.noted(config.WORDS["loop"]))  # the model is told too
 
     def noted(self, text: str) -> str:
         """Text shown to the user that the model must know too (what /undo took back, what /redo put

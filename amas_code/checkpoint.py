@@ -211,7 +211,7 @@ class Checkpoint:
             kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
             state[target] += turns
             self.store({**state, "last": len(turns)} if undo else state)
-        what = "; ".join(f"{t['request'][:40]!r}: {files(t)}" for t in turns)
+        what = "; ".join(f"{t['request'][:40]!r}: {files(t, kept)}" for t in turns)
         also = f" Kept as they are, changed since: {', '.join(sorted(set(kept)))}." if kept else ""
         return f"{('Redid', 'Undid')[undo]} {len(turns)} turn{'s'[len(turns) < 2 :]}: {what}.{also}"
 
@@ -267,7 +267,7 @@ def blocked(path: Path) -> bool:
     return any(folder.is_file() for folder in path.parents)
 
 
-def files(turn: dict) -> str:
-    """The files a turn changed, the first few named."""
-    names = sorted({p for change in turn["changes"] for p in change["paths"]})
+def files(turn: dict, kept: list[str] = ()) -> str:
+    """The files a turn changed, the first few named, less those `kept` as the user changed them."""
+    names = sorted({p for change in turn["changes"] for p in change["paths"]} - set(kept))
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if names[5:] else "")

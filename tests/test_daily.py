@@ -164,3 +164,24 @@ def test_fetch_url_of_an_office_document_is_one_line(llm, isolated, tmp_path):
     result = llm.requests[1]["body"]["messages"][-1]["content"]
     assert result.startswith(f"{url}: 5004 bytes of application/vnd.openxmlformats"), result[:120]
     assert result.endswith("content; not shown.")
+
+
+def test_the_identical_call_stop_is_told_to_the_model_at_the_next_request(llm, isolated):
+    Path("a.txt").write_text("a\n")
+    same = [tool("read_file", {"path": "a.txt"}, f"c{i}") for i in range(3)]
+    llm.queue(*same, text("I was looping."))
+    base = ["--model", "openai/x", "--api-base", llm.url]
+    done = amas(*base, env={"OPENAI_API_KEY": "sk-x"}, stdin="read a.txt\nwhat happened?\n")
+    assert "same call three times in a row" in done.stderr
+    told = llm.requests[-1]["body"]["messages"][-1]["content"]
+    assert "same call three times in a row" in told and told.endswith("what happened?")
+
+
+def test_undo_does_not_name_a_kept_file_as_undone_too(llm, isolated):
+    writes = [tool("write_file", {"path": p, "content": "agent\n"}, p) for p in ("a.txt", "b.txt")]
+    llm.queue(*writes, text("done"))
+    base = ["--model", "openai/x", "--api-base", llm.url]
+    amas(*base, "--yes", "write both", env={"OPENAI_API_KEY": "sk-x"})
+    Path("a.txt").write_text("the user's\n")
+    undone = amas("undo").stderr
+    assert "Undid 1 turn: 'write both': b.txt. Kept as they are, changed since: a.txt." in undone
