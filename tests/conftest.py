@@ -28,6 +28,27 @@ from amas_code.checkpoint import Checkpoint  # noqa: E402
 from amas_code.config import DEFAULT_CONFIG  # noqa: E402
 
 
+# The slowest tests (10-40 s on a busy 2-core machine, none of them waiting: they do the work their
+# promise needs), marked `slow` and run first, so that with two workers none is left running alone
+# at the end. `-m "not slow"` leaves them out of a quick loop.
+SLOW = {
+    "test_a_command_that_changed_12000_files_is_undone",
+    "test_a_line_nested_beyond_what_can_be_judged_asks_and_never_crashes",
+    "test_python_top_level_definitions_match_ast_on_the_standard_library",
+    "test_browser_fills_a_form_clicks_and_reads_the_answer",
+    "test_every_entry_of_the_judge_s_data_is_guarded_by_a_case",
+    "test_hostile_text_stays_bounded",
+    "test_endless_output_is_read_as_it_comes_and_only_head_and_tail_kept",
+}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if getattr(item, "originalname", item.name) in SLOW:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     """Each test runs in its own project directory, with a home that is not the real one."""
