@@ -46,14 +46,21 @@ def tools(*calls: tuple) -> list:
 
 class FakeLLM:
     def __init__(self):
-        self.replies: list = []
-        self.requests: list[dict] = []
-        self.usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+        self.reset()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         # a client that hung up first (a timeout, Ctrl-C) is expected: no traceback on the test's stderr
         self.server.handle_error = lambda request, client_address: None
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # shutdown() waits for the loop to look: 0.5 s by default, for each server closed
+        serve = lambda: self.server.serve_forever(poll_interval=0.02)  # noqa: E731
+        threading.Thread(target=serve, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_port}/v1"
+
+    def reset(self) -> None:
+        """As new: no replies queued, no requests seen, the usual usage figures. A module's tests
+        share one server (its port), each starting from this."""
+        self.replies: list = []
+        self.requests: list[dict] = []
+        self.usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
     def queue(self, *replies) -> "FakeLLM":
         self.replies.extend(replies)

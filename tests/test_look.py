@@ -9,14 +9,12 @@ import re
 import select
 import signal
 import struct
-import subprocess
-import sys
 import termios
 import time
 from pathlib import Path
 
 import pyte
-from conftest import amas, git_init, interrupt_when, terminal
+from conftest import amas, git_init, interrupt_when, start, terminal
 from fake_llm import Stall, text, tool
 
 from amas_code import tools, ui
@@ -37,9 +35,8 @@ def in_a_terminal(args: list[str], cwd: Path, interrupt_at: bytes = b"") -> str:
     leader, follower = pty.openpty()
     env = {**os.environ, "OPENAI_API_KEY": "sk-x", "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
-    cmd = [sys.executable, "-m", "amas_code", *args]
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=follower, stdout=follower, stderr=follower)
+    proc = start(*args, cwd=cwd, env=env, stdin=follower, stdout=follower, stderr=follower)
     os.close(follower)
     out, deadline = b"", time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -321,6 +321,27 @@ def test_the_users_staged_bytes_survive_gc_after_the_user_stages_the_agents_vers
     assert Path("app.py").read_text() == "print('staged, an hour of work')\n"
 
 
+@pytest.mark.parametrize(
+    "path, unstage",
+    [("app.py", ["reset", "-q", "app.py"]), (".env", ["rm", "-q", "-f", "--cached", ".env"])],
+)
+def test_bytes_the_user_staged_then_unstaged_and_pruned_are_given_back_by_undo(repo, path, unstage):
+    """The snapshot before keeps its own copy of what the user staged (the seed reads it again from
+    the work tree), even a file .gitignore matches (.env, added with -f): the user's index was its
+    only other holder, and after an unstage and a gc only Amas has those bytes."""
+    Path(path).write_text("staged, an hour of work, never committed\n")
+    os.utime(path, (1e9, 1e9))  # an old date (unpacked, `cp -p`): git trusts its index's stat
+    git(repo, "add", "-f", path)  # the work tree and the index hold it, no commit does
+    as_agent()
+    tools.run("shell_command", {"command": f"echo the agent > {path}"})  # a whole snapshot
+    assert Path(path).read_text() == "the agent\n"
+    git(repo, *unstage)
+    git(repo, "gc", "-q", "--prune=now")  # the staged blob is in no index, commit or ref now
+    done = amas("undo")
+    assert "Undid 1 turn" in done.stderr, done.stderr
+    assert Path(path).read_text() == "staged, an hour of work, never committed\n"
+
+
 def test_each_worktree_keeps_its_own_undo_data_through_gc(repo):
     git(repo, "worktree", "add", "-q", str(repo / "linked"))
     os.chdir(repo / "linked")

@@ -5,12 +5,11 @@ Real repositories, real commands, the real CLI with a scripted model."""
 import os
 import signal
 import subprocess
-import sys
-import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import amas, git, git_init
+from conftest import amas, git, git_init, older_than_the_margin
 from fake_llm import FakeLLM, text, tool
 
 from amas_code import tools as amas_tools
@@ -189,16 +188,16 @@ def test_a_command_that_changed_12000_files_is_undone(repo, llm):
 
 def test_two_sessions_in_one_repository_both_record_and_neither_fails(repo, llm):
     models = [llm, FakeLLM()]  # a model each: which session asks first must not matter
-    env = {**os.environ, "OPENAI_API_KEY": "k"}
+    env, pool = {"OPENAI_API_KEY": "k"}, ThreadPoolExecutor(2)  # both at once
     procs = []
     for i, model in enumerate(models):
         model.queue(tool("shell_command", {"command": f"sleep 0.5; echo {i} > s{i}.txt"}), text("done"))
         base = ["--model", "openai/fake", "--api-base", model.url, "--yes", f"session {i}"]
-        cmd = [sys.executable, "-m", "amas_code", *base]
-        procs.append(subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True))
-    outs = [p.communicate(timeout=120)[1] for p in procs]
+        procs.append(pool.submit(amas, *base, env=env))
+    done = [p.result(timeout=120) for p in procs]
     models[1].close()
-    assert all(p.returncode == 0 for p in procs), outs
+    outs = [d.stderr for d in done]
+    assert all(d.returncode == 0 for d in done), outs
     assert all("[exit code 0]" in o and "No /undo" not in o for o in outs), outs
     listed = amas("checkpoint").stderr
     assert "session 0" in listed and "session 1" in listed
@@ -410,7 +409,7 @@ def test_undo_keeps_the_users_files_beside_an_ignored_folder_the_command_removed
 
 def test_undo_keeps_an_ignored_file_the_command_let_in_by_editing_gitignore(repo, llm):
     Path("debug.log").write_text("the user's log, ignored\n")
-    time.sleep(2.1)  # older than the snapshot's margin (2 s, for disks whose clock ticks in seconds)
+    older_than_the_margin("debug.log")  # the margin: 2 s, for disks whose clock ticks in seconds
     yes(llm, shell("echo '# nothing ignored' > .gitignore"))
     assert "Undid 1 turn" in amas("undo").stderr
     assert Path(".gitignore").read_text() == "*.log\n__pycache__/\n"
@@ -509,6 +508,9 @@ def test_undo_of_a_folder_rename_takes_back_the_new_folder(repo, llm):
     Path("lib/a.py").write_text("a = 1\n")
     git(repo, "add", "lib")
     git(repo, "commit", "-qm", "user: lib")
+    # set, not left to how long the start takes: the file is older than the snapshot's margin, and
+    # keeps its change time through the rename, so undo does not see pkg/a.py as the command's
+    older_than_the_margin("lib/a.py")
     yes(llm, shell("mv lib pkg"))
     amas("undo")
     assert Path("lib/a.py").exists() and not Path("pkg/a.py").exists()
