@@ -112,5 +112,6 @@ def typed(value: str, kind: type | None, rule: dict) -> object:
     """A value written as text, as its parameter's type: a string keeps its text, a JSON scalar (3,
     true, null) given for any other is read as JSON, anything else stays text. In a Python call
     every value is a literal: JSON's scalars (Olmo 3 writes them) or Python's."""
-    scalar = (kind is not str or rule.get("python")) and re.fullmatch(FORMATS["scalar"], value)
-    return json.loads(value) if scalar else ast.literal_eval(value) if rule.get("python") else value
+    python = rule.get("python")
+    scalar = (kind is not str or python) and re.fullmatch(FORMATS["scalar"], value)
+    return json.loads(value.lower()) if scalar else ast.literal_eval(value) if python else value

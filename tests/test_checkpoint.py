@@ -82,7 +82,7 @@ def test_undo_keeps_a_file_the_user_changed_since_names_it_and_takes_back_the_re
     Path("A").write_text("A edited by the user afterwards\n")
     head = git(repo, "rev-parse", "HEAD")
     done = Checkpoint().undo()
-    assert done == "Undid 1 turn: 'change A and B': A, B. Kept as they are, changed since: A."
+    assert done == "Undid 1 turn: 'change A and B': B. Kept as they are, changed since: A."
     assert Path("A").read_text() == "A edited by the user afterwards\n"
     assert Path("B").read_text() == "B committed\n"
     assert git(repo, "rev-parse", "HEAD") == head

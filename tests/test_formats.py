@@ -971,3 +971,16 @@ def test_the_examples_guard_every_rewrite_and_every_marker(monkeypatch):
         if [read(text) for text in examples] == before:
             unguarded.append(f"{kind} {which}")
     assert unguarded == []
+
+
+def test_a_tag_familys_python_false_for_a_boolean_is_false_and_null_is_null():
+    """#49: Qwen3-Coder writes Python's False; a boolean parameter gets false, not "False"."""
+    qwen_call = (
+        "<tool_call>\n<function=toggle>\n<parameter=flag>\nFalse\n</parameter>\n"
+        "<parameter=limit>\nnull\n</parameter>\n<parameter=label>\nFalse\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    assert read(qwen_call) == [("toggle", {"flag": False, "limit": None, "label": "False"})]
+    assert read("[toggle(flag=True, label=None, limit=3)]") == [
+        ("toggle", {"flag": True, "label": None, "limit": 3})
+    ]
