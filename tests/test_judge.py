@@ -441,7 +441,6 @@ ISSUE48_ASK = [
     "cd ~ && echo 'set editing-mode vi' > .inputrc",
     "cd .. && echo x > other/x",
     "cd ../other && git status",
-    "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
     "cp .env ../backend/.env",
     "install -m 755 build/tool ~/.local/bin/tool",
     "ln -sf $PWD/bin/x ~/.local/bin/x",
@@ -482,6 +481,8 @@ ISSUE48_RUN = [
     "mv notes.txt docs/",
     "echo x > /tmp/scratch.txt",
     "cd /tmp && ls",
+    "cd /home/me/app && python -m pytest -q",  # the project's own absolute path, as models write it
+    "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
     "cd src && ls",
     "tar czf /tmp/release.tgz src",
     "unzip -l assets.zip",
