@@ -141,7 +141,7 @@ class Checkpoint:
         names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
         if whole or staged is not None:  # what git tracks, then what is new: a walk for each
             self.git("add", "-u")
-            names += self._new()  # a file gone since is no error: --remove
+            names += self._new()  # a file gone after it was listed is no error: --remove
         if names:
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
         tree = self.git("write-tree")
