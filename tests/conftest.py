@@ -141,6 +141,7 @@ def own_subjects(path: Path) -> list[str]:
 
 
 ZYGOTE: dict = {}  # this worker's zygote (tests/zygote.py): its process and socket
+WORKER_ENV = dict(os.environ)  # as the worker started: no test's home, no test's variables
 
 
 def zygote() -> str:
@@ -149,9 +150,9 @@ def zygote() -> str:
         where = tempfile.mkdtemp(prefix="amas-zygote-")
         path = os.path.join(where, "socket")
         script = str(Path(__file__).with_name("zygote.py"))
-        proc = subprocess.Popen(
-            [sys.executable, script, path], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
+        run = [sys.executable, script, path]
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+        proc = subprocess.Popen(run, cwd=where, env=WORKER_ENV, **pipes)
         assert proc.stdout.readline() == b"ready\n"
         ZYGOTE.update(proc=proc, path=path)
         atexit.register(shutil.rmtree, where, True)
