@@ -1,7 +1,11 @@
 """Issue #43, the daily user's turn: first contact, loops, what the conversation knows, the screen.
 The real CLI through a pipe, the scripted server and the real litellm."""
 
+import functools
+import http.server
 import os
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import amas
@@ -97,22 +101,24 @@ def test_attach_says_how_sends_nothing_when_it_fails_and_counts_the_lines(llm, i
 # 12. fetch_url of something that is not text ------------------------------------------------------
 
 
-def test_fetch_url_of_an_image_is_one_line_with_its_type_and_size(llm, isolated, tmp_path):
-    import functools
-    import http.server
-    import threading
-
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(60_000))
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+@contextmanager
+def served(folder: Path, name: str, data: bytes):
+    """A file served on loopback by Python's own HTTP server (its type guessed from the name); yields
+    its URL."""
+    folder.mkdir()
+    (folder / name).write_bytes(data)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/logo.png"
     try:
-        done = one_shot(llm, tool("fetch_url", {"url": url}), text("A PNG."))
+        yield f"http://127.0.0.1:{server.server_port}/{name}"
     finally:
         server.shutdown()
+
+
+def test_fetch_url_of_an_image_is_one_line_with_its_type_and_size(llm, isolated, tmp_path):
+    with served(tmp_path / "site", "logo.png", b"\x89PNG\r\n\x1a\n" + bytes(60_000)) as url:
+        done = one_shot(llm, tool("fetch_url", {"url": url}), text("A PNG."))
     result = llm.requests[1]["body"]["messages"][-1]["content"]
     assert result == f"{url}: 60008 bytes of image/png content; not shown.", result[:80]
     assert done.stdout == "A PNG.\n"
@@ -146,21 +152,8 @@ def test_the_repl_with_no_key_says_so_in_its_first_line(isolated):
 
 
 def test_fetch_url_of_an_office_document_is_one_line(llm, isolated, tmp_path):
-    import functools
-    import http.server
-    import threading
-
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "report.xlsx").write_bytes(b"PK\x03\x04" + bytes(5000))
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/report.xlsx"
-    try:
+    with served(tmp_path / "site", "report.xlsx", b"PK\x03\x04" + bytes(5000)) as url:
         one_shot(llm, tool("fetch_url", {"url": url}), text("A spreadsheet."))
-    finally:
-        server.shutdown()
     result = llm.requests[1]["body"]["messages"][-1]["content"]
     assert result.startswith(f"{url}: 5004 bytes of application/vnd.openxmlformats"), result[:120]
     assert result.endswith("content; not shown.")

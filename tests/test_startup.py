@@ -83,3 +83,5 @@ def test_readme_states_the_lines_of_python_and_of_rules_as_they_are():
     assert f"and {kept} lines of examples beside them" in readme
     everything = data(*(p.name for p in (root / "amas_code").glob("*.yaml")))
     assert re.search(rf"\b{everything} lines of YAML\b", readme)
+    lines = [line.strip() for y in (root / "amas_code").glob("*.yaml") for line in y.read_text().splitlines()]
+    assert f"{sum(1 for s in lines if s and not s.startswith('#'))} with the examples" in readme
