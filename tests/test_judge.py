@@ -51,12 +51,79 @@ ISSUE_RUN = [
 ]
 
 
-@pytest.mark.parametrize("line", CASES["ask"] + ISSUE_ASK)
+# Issue 48: what undo cannot give back asks under --yes: writes outside the project, state no snapshot holds.
+ISSUE48_ASK = [
+    "printf 'x' | tee ~/.npmrc",
+    "sed -i 's/Host a/Host b/' ~/.ssh/config",
+    "cd ~ && echo 'set editing-mode vi' > .inputrc",
+    "cd .. && echo x > other/x",
+    "cd ../other && git status",
+    "cp .env ../backend/.env",
+    "install -m 755 build/tool ~/.local/bin/tool",
+    "ln -sf $PWD/bin/x ~/.local/bin/x",
+    "rsync -a build/ ../deploy/",
+    "tar xzf release.tgz -C ~/apps",
+    "unzip -o assets.zip -d ../shared",
+    "perl -pi -e 's/a/b/' ~/.gitconfig",
+    "mv ~/Desktop/invoice.pdf docs/",
+    "docker-compose down --volumes",
+    "docker volume prune",
+    "docker system prune --volumes",
+    "dropdb app_dev",
+    "psql -c 'DROP DATABASE app'",
+    "psql -c 'drop table users'",
+    "mysql -e 'TRUNCATE orders'",
+    "sqlite3 app.db 'DROP TABLE logs'",
+    "psql app <<'SQL'\nDROP TABLE users;\nSQL",
+    "npx prisma migrate reset",
+    "rails db:drop",
+    "bin/rails db:reset",
+    "python manage.py flush",
+    "redis-cli flushall",
+    "kubectl delete pod api-0",
+    "helm uninstall api",
+    "terraform destroy",
+    "aws s3 rm s3://bucket/key",
+    "aws s3 rb s3://bucket --force",
+    "npm publish",
+    "twine upload dist/*",
+    "gh repo delete me/app",
+]
+ISSUE48_RUN = [
+    "tee -a build.log",
+    "npm test 2>&1 | tee build.log",
+    "docker compose down",
+    "psql -c 'SELECT 1'",
+    "cp .env.example .env",
+    "mv notes.txt docs/",
+    "echo x > /tmp/scratch.txt",
+    "cd /tmp && ls",
+    "cd /home/me/app && python -m pytest -q",  # the project's own absolute path, as models write it
+    "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
+    "cd src && ls",
+    "tar czf /tmp/release.tgz src",
+    "unzip -l assets.zip",
+    "rails db:migrate",
+    "kubectl get pods",
+    "npm pack",
+]
+# Issue 49, section 4: a program's own version or help, a device only printed or read, a harmless -exec.
+ISSUE49_RUN = [
+    "mkfs.ext4 -V /dev/sda1",
+    "mkfs.ext4 --help",
+    "stat --format '%n' /dev/sda",
+    "echo /dev/sda1",
+    "lsblk /dev/nvme0n1",
+    "find . -name '*.py' -exec echo {} \\;",
+]
+
+
+@pytest.mark.parametrize("line", CASES["ask"] + ISSUE_ASK + ISSUE48_ASK)
 def test_a_destructive_line_asks(line):
     assert tools.destructive(line), line
 
 
-@pytest.mark.parametrize("line", CASES["run"] + ISSUE_RUN)
+@pytest.mark.parametrize("line", CASES["run"] + ISSUE_RUN + ISSUE48_RUN + ISSUE49_RUN)
 def test_an_ordinary_line_runs_unasked(line):
     assert not tools.destructive(line), line
 
@@ -432,83 +499,6 @@ def test_a_dry_run_force_push_runs_and_pushes_nothing(src, llm, tmp_path):
     assert "[exit code 0]" in results["git push --dry-run --force origin main"]
     assert "forced update" in results["git push --dry-run --force origin main"]
     assert git(remote, "log", "--format=%s", "main") == "user: initial\n"
-
-
-# Issue 48: what undo cannot give back asks under --yes: writes outside the project, state no snapshot holds.
-ISSUE48_ASK = [
-    "printf 'x' | tee ~/.npmrc",
-    "sed -i 's/Host a/Host b/' ~/.ssh/config",
-    "cd ~ && echo 'set editing-mode vi' > .inputrc",
-    "cd .. && echo x > other/x",
-    "cd ../other && git status",
-    "cp .env ../backend/.env",
-    "install -m 755 build/tool ~/.local/bin/tool",
-    "ln -sf $PWD/bin/x ~/.local/bin/x",
-    "rsync -a build/ ../deploy/",
-    "tar xzf release.tgz -C ~/apps",
-    "unzip -o assets.zip -d ../shared",
-    "perl -pi -e 's/a/b/' ~/.gitconfig",
-    "mv ~/Desktop/invoice.pdf docs/",
-    "docker-compose down --volumes",
-    "docker volume prune",
-    "docker system prune --volumes",
-    "dropdb app_dev",
-    "psql -c 'DROP DATABASE app'",
-    "psql -c 'drop table users'",
-    "mysql -e 'TRUNCATE orders'",
-    "sqlite3 app.db 'DROP TABLE logs'",
-    "psql app <<'SQL'\nDROP TABLE users;\nSQL",
-    "npx prisma migrate reset",
-    "rails db:drop",
-    "bin/rails db:reset",
-    "python manage.py flush",
-    "redis-cli flushall",
-    "kubectl delete pod api-0",
-    "helm uninstall api",
-    "terraform destroy",
-    "aws s3 rm s3://bucket/key",
-    "aws s3 rb s3://bucket --force",
-    "npm publish",
-    "twine upload dist/*",
-    "gh repo delete me/app",
-]
-ISSUE48_RUN = [
-    "tee -a build.log",
-    "npm test 2>&1 | tee build.log",
-    "docker compose down",
-    "psql -c 'SELECT 1'",
-    "cp .env.example .env",
-    "mv notes.txt docs/",
-    "echo x > /tmp/scratch.txt",
-    "cd /tmp && ls",
-    "cd /home/me/app && python -m pytest -q",  # the project's own absolute path, as models write it
-    "ssh -i ~/.ssh/key.pem host 'cd /srv/app && git status'",
-    "cd src && ls",
-    "tar czf /tmp/release.tgz src",
-    "unzip -l assets.zip",
-    "rails db:migrate",
-    "kubectl get pods",
-    "npm pack",
-]
-# Issue 49, section 4: a program's own version or help, a device only printed or read, a harmless -exec.
-ISSUE49_RUN = [
-    "mkfs.ext4 -V /dev/sda1",
-    "mkfs.ext4 --help",
-    "stat --format '%n' /dev/sda",
-    "echo /dev/sda1",
-    "lsblk /dev/nvme0n1",
-    "find . -name '*.py' -exec echo {} \\;",
-]
-
-
-@pytest.mark.parametrize("line", ISSUE48_ASK)
-def test_what_undo_cannot_give_back_asks(line):
-    assert tools.destructive(line), line
-
-
-@pytest.mark.parametrize("line", ISSUE48_RUN + ISSUE49_RUN)
-def test_its_near_neighbours_run_unasked(line):
-    assert not tools.destructive(line), line
 
 
 def test_under_yes_writes_outside_the_project_are_declined_and_their_neighbours_run(src, llm):
