@@ -8,7 +8,8 @@ import re
 from amas_code.config import WORDS, packaged, redact
 
 FORMATS = packaged("formats.yaml")
-ALONE = re.compile(FORMATS["alone"])  # what may follow bare JSON on its line
+# what may follow bare JSON on its line; litellm's words for programmers in an error
+ALONE, NOTES = (re.compile(FORMATS[key]) for key in ("alone", "notes"))
 
 
 class ProviderError(Exception):
@@ -53,11 +54,11 @@ def to_message(message: object) -> dict:
 
 
 def classify(error: Exception, config: dict) -> ProviderError:
-    """One line naming what failed (litellm's text as it is), without tracebacks or secrets."""
+    """One line naming what failed (litellm's text less its notes to programmers), without secrets."""
     name = type(error).__name__
-    text = " ".join(str(getattr(error, "message", None) or error).split()).split(" Traceback")[0]
+    text = NOTES.sub("", " ".join(str(getattr(error, "message", None) or error).split()))
     kind = next((k for k, rx in FORMATS["kinds"].items() if re.search(rx, f"{name}: {text}")), "")
-    text = redact(f"{name} from {config['model']}: {text[:300]}", config)
+    text = redact(f"{name} from {config.get('api_base') or config['model']}: {text[:300]}", config)
     # words.yaml's hints; for a missing key, litellm's text names its variable
     hint = WORDS["hints"].get(kind) or WORDS["hints"].get(name)
     return ProviderError(text + (f" ({hint})" if hint else ""), kind)

@@ -92,7 +92,11 @@ def test_attach_says_how_sends_nothing_when_it_fails_and_counts_the_lines(llm, i
     base = ["--model", "openai/x", "--api-base", llm.url]
     typed = "/attach\n/attach missing.py\n/attach calc.py\nwhat does it do?\n"
     done = amas(*base, env={"OPENAI_API_KEY": "sk-x"}, stdin=typed)
-    assert "/attach FILE" in done.stderr and "No such file or directory" in done.stderr and "missing.py" in done.stderr
+    assert (
+        "/attach FILE" in done.stderr
+        and "No such file or directory" in done.stderr
+        and "missing.py" in done.stderr
+    )
     assert "Attached calc.py (21 lines)" in done.stderr and "╭" not in done.stderr  # no panel
     sent = [m["content"] for m in llm.requests[0]["body"]["messages"][1:]]
     assert len(sent) == 2 and "x20 = 20" in sent[0] and sent[1] == "what does it do?"
@@ -178,3 +182,20 @@ def test_undo_does_not_name_a_kept_file_as_undone_too(llm, isolated):
     Path("a.txt").write_text("the user's\n")
     undone = amas("undo").stderr
     assert "Undid 1 turn: 'write both': b.txt. Kept as they are, changed since: a.txt." in undone
+
+
+KEY = {"OPENAI_API_KEY": "sk-x"}
+
+
+def test_a_provider_error_names_the_server_and_drops_litellm_s_notes_to_programmers(llm, isolated):
+    done = amas("--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1", "hi", env=KEY)
+    assert done.stderr == "✗ InternalServerError from http://127.0.0.1:9/v1: Connection error.\n"
+    failed = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+    llm.queue((500, failed), (500, failed))  # the first try and its one retry
+    base = llm.url.removesuffix("/v1")  # Anthropic's client adds /v1/messages
+    done = amas(
+        "--model", "anthropic/claude-x", "--api-base", base, "hi", env={"ANTHROPIC_API_KEY": "k"}
+    )
+    assert done.returncode == 1 and "Internal server error" in done.stderr, done.stderr
+    assert f"InternalServerError from {base}: b'" in done.stderr  # the server's own words, first
+    assert "Handle with" not in done.stderr and "litellm." not in done.stderr
