@@ -42,14 +42,14 @@ pieces = []  # the answer being streamed, as its pieces came (the model's callba
 def answer() -> object:
     """While the model answers: a spinner until its first token, then the answer's last screenful
     as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
-    leave a second copy in the scrollback). Only on a terminal: a pipe gets the plain text once the
-    answer is complete. An answer cut short by Ctrl-C or an error stays on screen. Its reasoning
+    leave a second copy in the scrollback), on stderr when it is a terminal. A pipe or file gets the
+    answer's text as it came, once it is complete, without its reasoning. An answer cut short by Ctrl-C or an error stays on screen. Its reasoning
     shows as plain text, the rest as Markdown with links spelled out, wrapped at words (the console
     soft-wraps everything else, which a pipe gets as it is)."""
     dots, pieces[:] = spinner.Spinner("dots", "Thinking…", style="cyan"), []
     view = live.Live(console=console, transient=True, get_renderable=lambda: _tail() or dots)
     try:
-        with view if INTERACTIVE and console.is_terminal else nullcontext():  # on stderr
+        with view if console.is_terminal else nullcontext():  # on stderr, stdout redirected too
             yield
     finally:  # the whole answer, on stdout
         text = "".join(pieces)
@@ -61,8 +61,8 @@ def answer() -> object:
             # no HTML: List<String>, <div> stay as text (rich's own parser would drop them)
             rendered.parsed = parser.parse(rendered.markup)
             out.print(*reasoning, rendered, soft_wrap=False)
-        elif text:
-            out.print(safe(text), markup=False)  # a pipe: plain text, no escape codes
+        elif reply.strip():  # a pipe: the answer's text as it came (tabs, :x:), less its reasoning
+            out.file.write(safe(reply.strip()) + "\n")
 
 
 def _tail() -> Text | None:

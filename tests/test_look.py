@@ -176,7 +176,10 @@ def test_a_tool_panel_reads_like_the_call_and_a_command_shows_once(llm, isolated
     panels = [line for line in done.stderr.splitlines() if line.startswith("│")]
     assert panels[0] == "│ write_file app.py │"
     assert '{"' not in done.stderr and "$ echo" not in done.stderr
-    assert " ".join(" ".join(line.strip("│ ").split()) for line in panels[1:]) == f"shell_command {command}"
+    assert (
+        " ".join(" ".join(line.strip("│ ").split()) for line in panels[1:])
+        == f"shell_command {command}"
+    )
 
 
 def test_a_tool_name_with_markup_or_escapes_is_shown_as_text(capsys):
@@ -280,7 +283,10 @@ def test_tab_completes_a_slash_command(isolated, tmp_path):
     completer = ui._comforts(Agent(tools.STATE["config"]).commands(), tmp_path / "h")["completer"]
     found = completer.get_completions(Document("/at"), CompleteEvent(completion_requested=True))
     assert [(c.text, c.display_meta_text) for c in found] == [
-        ("/attach", "/attach FILE: add a file's contents to the conversation (read_file's rules apply).")
+        (
+            "/attach",
+            "/attach FILE: add a file's contents to the conversation (read_file's rules apply).",
+        )
     ]  # the Tab menu shows each command's help (#43 item 13)
 
 
@@ -300,3 +306,31 @@ def test_escape_enter_no_longer_starts_a_new_line(isolated):
     still arrives whole."""
     with terminal("first\x1b\rsecond"):
         assert ui.ask("› ", {"/help": ""}, Path("h")) == "first"
+
+
+# stdout is the answer, exactly (#50 item 7) -------------------------------------------------------
+
+
+def test_through_a_pipe_stdout_is_the_answer_exactly_less_its_reasoning(llm, isolated):
+    done = one_shot(llm, text("<think>Read it first.</think>root:x:0:0:root\n\tindented\n"))
+    assert done.stdout == "root:x:0:0:root\n\tindented\n", done.stdout  # no ❌, no spaces for tabs
+
+
+def test_with_stdout_redirected_the_spinner_still_shows_on_a_terminal_s_stderr(llm, isolated):
+    llm.queue(text("The answer."))
+    leader, follower = pty.openpty()
+    with open(isolated / "answer.txt", "wb") as answer:
+        args = ["--model", "openai/x", "--api-base", llm.url, "go"]
+        env = {**os.environ, "OPENAI_API_KEY": "sk-x", "TERM": "xterm-256color"}
+        proc = start(*args, env=env, stdin=follower, stdout=answer, stderr=follower)
+        os.close(follower)
+        drawn = b""
+        while select.select([leader], [], [], 60)[0]:
+            try:
+                drawn += os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+        assert proc.wait(10) == 0
+    os.close(leader)
+    assert b"The answer." in drawn and drawn.endswith(b"\x1b[2K")  # streamed live, then erased
+    assert (isolated / "answer.txt").read_text() == "The answer.\n"
