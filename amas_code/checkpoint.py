@@ -177,11 +177,11 @@ class Checkpoint:
         self.start = set(listed) if self.start is None else self.start  # the user's: all in
         files, left = [], [name for name in listed if name in self.left]
         for name in (name for name in listed[:-1] if name not in self.left):
-            # its files, as git would add them (a repository of its own: `x/`)
-            inside = self.git(*UNTRACKED, "--", f":(literal){name}").split("\0")[:-1]
-            if len(inside) >= MANY and name not in self.start:
-                inside, left = [], [*left, name]
-            for path in inside:
+            # a folder's files, as git would add them (a repository of its own: `x/`); a file: itself
+            inside = self.git(*UNTRACKED, "--", f":(literal){name}") if name[-1] == "/" else name
+            if inside.count("\0") >= MANY and name not in self.start:
+                inside, left = "", [*left, name]
+            for path in filter(None, inside.split("\0")):
                 big = path.endswith("/") or os.lstat(self.root / path).st_size > BIG
                 (left if big else files).append(path)
         if new := [name for name in left if name not in self.left]:

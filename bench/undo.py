@@ -66,12 +66,16 @@ def measure(files: int) -> None:
     (root / "d2" / "f2.py").write_bytes(os.urandom(50_000).hex().encode())  # 100 000 new bytes
     cp.snapshot()
     added = size(own) - grown
+    for i in range(1000):  # new files among tracked ones, as a generator or a build writes them
+        (root / f"d{i % (files // 100)}" / f"new{i}.txt").write_text(f"{i}\n")
+    spread = timed(cp.snapshot, runs=1)  # once: then Amas's index holds them
     print(f"\n{files} tracked files (medians of {RUNS}, ms)")
     print(f"  git status {status_ms:.0f}")
     print(f"  first snapshot ever {first_ever:.0f} ({first_ever / status_ms:.2f} x git status)")
     print(f"  first snapshot of a session {first:.0f} ({first / status_ms:.2f} x git status)")
     print(f"  later snapshot {later:.0f} ({later / status_ms:.2f} x git status)")
     print(f"  checkpointed edit {edit:.0f}, unchecked {bare:.0f}: +{edit - bare:.0f} ms")
+    print(f"  1000 new files among tracked ones: {spread:.0f} ({spread / status_ms:.2f} x git status)")
     print(f"  a 100 000-byte file changed: the snapshot added {added} bytes to Amas's repository")
     os.chdir("/")
     shutil.rmtree(root, ignore_errors=True)
