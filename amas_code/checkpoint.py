@@ -256,9 +256,12 @@ class Checkpoint:
         return {"undo": [], "redo": []}
 
     def store(self, state: dict) -> None:
-        """Save the turns whole or not at all (a new file renamed into place)."""
+        """Save the turns whole or not at all (a new file renamed into place); pack the snapshots."""
         (self.dir / "turns.new").write_text(json.dumps(state))
         os.replace(self.dir / "turns.new", self.dir / "turns.json")
+        # every snapshot stays (each is the next one's parent): git packs them once loose objects
+        # pass its gc.auto (6700), in the foreground, under the lock, as no session writes meanwhile
+        self.git("-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 
 
 def blocked(path: Path) -> bool:

@@ -67,6 +67,5 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() and inside(MAP) else ""
     if len(project_map) > room:
-        cut = project_map[: max(room, 0)].rpartition("\n")[0]
-        project_map = cut + "\n[cut; all of it: .amas/map.md]"
+        project_map = project_map[: max(room, 0)].rpartition("\n")[0] + PROMPTS["map_cut"]
     return prompt.replace("{map}", project_map.strip())

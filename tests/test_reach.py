@@ -31,7 +31,9 @@ def test_outside_git_a_folder_of_300_files_the_project_holds_is_snapshotted(isol
     assert Path("src/42.csv").read_text() == "the user's row 42\n"
 
 
-def test_in_a_repository_where_nothing_is_added_yet_the_users_folders_are_snapshotted(isolated, llm):
+def test_in_a_repository_where_nothing_is_added_yet_the_users_folders_are_snapshotted(
+    isolated, llm
+):
     git_init(isolated)
     files("src", 300)
     yes(llm, shell("rm src/7.csv && sed -i s/row/line/ src/*.csv"), flag="--yolo")
@@ -52,7 +54,9 @@ def test_a_new_folder_is_counted_as_git_would_add_it_its_ignored_node_modules_as
 
 
 def test_one_big_file_leaves_out_that_file_not_the_folder_that_holds_it(repo, llm):
-    make = "mkdir assets && head -c 11000000 /dev/zero > assets/big.bin && echo logo > assets/logo.txt"
+    make = (
+        "mkdir assets && head -c 11000000 /dev/zero > assets/big.bin && echo logo > assets/logo.txt"
+    )
     done = yes(llm, shell(make), shell("echo new > assets/logo.txt"))
     assert f"{LEFT}: assets/big.bin " in done.stderr, done.stderr
     assert "assets/logo.txt" in amas("checkpoint").stderr
@@ -125,3 +129,14 @@ def test_amas_s_own_repository_is_readable_by_the_user_alone(isolated, llm):
     ]
     assert readable == []
     assert stat.S_IMODE(own.stat().st_mode) == 0o700
+
+
+def test_the_snapshots_are_packed_once_loose_objects_pass_git_s_gc_auto(repo, llm):
+    """Nothing in Amas's repository was ever packed: a year of turns stayed loose, a file each."""
+    own = Path(".git/amas/repo")
+    git(repo, "init", "-q", "--bare", str(own))
+    git(own, "config", "gc.auto", "1")  # git's own threshold, 6700, made small
+    yes(llm, shell("for i in $(seq 3000); do echo $i > new$i.txt; done"))
+    counts = dict(line.split(": ") for line in git(own, "count-objects", "-v").splitlines())
+    assert int(counts["count"]) < 10 and int(counts["in-pack"]) > 3000, counts
+    assert "Undid 1 turn" in amas("undo").stderr and not Path("new7.txt").exists()
