@@ -140,7 +140,7 @@ class Checkpoint:
         # as given (git reads a path inside the work tree); a staged one that is a folder now: below
         names = [*map(str, paths or []), *(p for p in staged or [] if not (self.root / p).is_dir())]
         if whole or staged is not None:  # what git tracks, then what is new: a walk for each
-            self.git("add", "-u")
+            names += self.git("diff-files", "-z", "--name-only").split("\0")[:-1]  # as add -u
             names += self._new()  # a file gone after it was listed is no error: --remove
         if names:
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
@@ -182,8 +182,9 @@ class Checkpoint:
             if inside.count("\0") >= MANY and name not in self.start:
                 inside, left = "", [*left, name]
             for path in filter(None, inside.split("\0")):
-                big = path.endswith("/") or os.lstat(self.root / path).st_size > BIG
-                (left if big else files).append(path)
+                with suppress(FileNotFoundError):  # gone since: an editor's or a watcher's file
+                    big = path.endswith("/") or os.lstat(self.root / path).st_size > BIG
+                    (left if big else files).append(path)
         if new := [name for name in left if name not in self.left]:
             ui.warning(WORDS["left_out"].format(", ".join(new[:5]) + (", …" if new[5:] else "")))
         self.left = set(left)

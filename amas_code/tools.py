@@ -15,7 +15,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from amas_code import ui
-from amas_code.config import DEFAULT_CONFIG, MASK, packaged, redact
+from amas_code.config import DEFAULT_CONFIG, MASK, WORDS, packaged, redact
 
 TOOLS: list[dict] = []
 HANDLERS: dict = {}
@@ -26,7 +26,7 @@ EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 # The judge reads bash, so commands run with bash where there is one (/bin/sh may be dash).
 GIT_FILES, BASH = ["git", "ls-files", "-co", "--exclude-standard", "-z"], shutil.which("bash")
 RULES, LANGUAGES = packaged("destructive.yaml"), packaged("languages.yaml")
-SCRIPTS, ASK, WORDS = (re.compile("|".join(RULES[k]), re.S) for k in ("scripts", "ask", "words"))
+SCRIPTS, ASK, WORD = (re.compile("|".join(RULES[k]), re.S) for k in ("scripts", "ask", "words"))
 
 
 class ToolError(Exception):
@@ -104,7 +104,7 @@ def render(command: object) -> str:
     blank inside a word hidden (destructive.yaml's `words` and `hide`); A=1 before it is left out."""
     start = (command.child_by_field_name("name") or command).start_byte - command.start_byte
     text = command.text[start:].decode(errors="replace")
-    return WORDS.sub(lambda m: m[1] and " " or m[m.lastindex].translate(RULES["hide"]), text)
+    return WORD.sub(lambda m: m[1] and " " or m[m.lastindex].translate(RULES["hide"]), text)
 
 
 def judge(command: str) -> bool:
@@ -219,8 +219,7 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
     content = confine(path).read_bytes().decode("utf-8", "surrogateescape")
     count = content.count(old_str) if old_str else 0
     if count != 1:
-        why = f"appears {count} times (add context to make it unique)" if count else "was not found"
-        raise ToolError(f"old_str {why} in {path}. Read the file and copy the exact text.")
+        raise ToolError(WORDS["repeated" if count else "missing"].format(count=count, path=path))
     return change_file(path, content.replace(old_str, new_str, 1), "edited")
 
 

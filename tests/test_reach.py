@@ -2,11 +2,13 @@
 it leaves out asks. Real repositories, real commands, the real CLI with a scripted model."""
 
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 from conftest import amas, git, git_init
+from fake_llm import text, tool
 from test_undo import repo, shell, write, yes  # noqa: F401 (repo is a fixture)
 
 from amas_code.checkpoint import Checkpoint
@@ -140,3 +142,23 @@ def test_the_snapshots_are_packed_once_loose_objects_pass_git_s_gc_auto(repo, ll
     counts = dict(line.split(": ") for line in git(own, "count-objects", "-v").splitlines())
     assert int(counts["count"]) < 10 and int(counts["in-pack"]) > 3000, counts
     assert "Undid 1 turn" in amas("undo").stderr and not Path("new7.txt").exists()
+
+
+def test_a_file_that_vanishes_while_a_snapshot_reads_it_is_no_error(repo, llm, tmp_path):
+    """An editor's or a watcher's temporary file, gone between git's listing and its size being
+    read, failed the snapshot: the command asked, and under --yes with no terminal it was declined.
+    A `git` before the real one removes it right after each listing, as a watcher would."""
+    Path("notes.md.swp").write_text("vim's swap file\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "git").write_text(
+        '#!/bin/sh\n"$REAL_GIT" "$@"; status=$?\n'
+        'case " $* " in *" --directory "*) rm -f notes.md.swp ;; esac\nexit $status\n'
+    )
+    (tmp_path / "bin" / "git").chmod(0o755)
+    path = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    llm.queue(tool("shell_command", {"command": "echo ran > out.txt"}), text("done"))
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "run it"]
+    env = {"OPENAI_API_KEY": "k", "PATH": path, "REAL_GIT": shutil.which("git")}
+    done = amas(*args, env=env)
+    assert "No snapshot" not in done.stderr and Path("out.txt").read_text() == "ran\n", done.stderr
+    assert not Path("notes.md.swp").exists() and "out.txt" in amas("undo", env=env).stderr
