@@ -17,15 +17,14 @@ def page() -> object:
     from playwright.sync_api import Error, sync_playwright
 
     tools.REPORTED += (Error,)  # playwright's errors (timeouts, bad selectors) reach the model
-    playwright, settings = sync_playwright().start(), tools.STATE["config"]
-    path = settings.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
-    headless = settings.get("browser_headless", True)
-    try:  # no path: playwright's own browser, if `playwright install` was run
-        browser = playwright.chromium.launch(executable_path=path, headless=headless)
+    driver, settings = sync_playwright().start(), tools.STATE["config"]
+    exe = settings.get("browser_path") or next(filter(None, map(shutil.which, BROWSERS)), None)
+    try:  # none found: playwright's own browser, if `playwright install` was run
+        browser = driver.chromium.launch(executable_path=exe, headless=settings["browser_headless"])
     except Error:
-        playwright.stop()
+        driver.stop()
         raise tools.ToolError(config.WORDS["no_browser"]) from None
-    atexit.register(playwright.stop)  # its driver closes the browser and removes its profile
+    atexit.register(driver.stop)  # playwright's driver closes the browser and removes its profile
     return browser.new_page()
 
 

@@ -15,7 +15,7 @@ import pytest
 from conftest import amas
 from fake_llm import text, tool
 
-from amas_code import mac, tools
+from amas_code import browser, mac, tools  # noqa: F401 (browser registers its tools)
 
 FORM = """<html><head><title>Greeter</title><style>body{color:red}</style></head><body>
 <h1>Greeter</h1><label for="n">Your name</label><input id="n">
@@ -113,8 +113,7 @@ def test_browser_fills_a_form_clicks_and_reads_the_answer(site, isolated):
     assert "Hello, Ada!" in tools.run("browser_get_text", {})
     shot = tools.run("browser_screenshot", {}).removeprefix("Screenshot saved to ")
     assert (
-        shot.startswith(".amas/screenshot-")
-        and Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        shot.startswith(".amas/screenshot-") and Path(shot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     )
     assert Path(".amas/.gitignore").read_text() == "*\n"  # a screenshot may show secrets
     missing = tools.run("browser_click", {"selector_or_text": "#no-such-button"})
@@ -189,7 +188,9 @@ def test_mac_tools_pass_user_text_as_argv_never_as_source(fake_osascript):
 
 def test_a_failing_applescript_is_reported_in_one_line(fake_osascript, tmp_path):
     tools.STATE["config"].update(auto_accept=True, yolo=True)
-    (tmp_path / "bin" / "osascript").write_text("#!/bin/sh\necho 'syntax error: nope' >&2\nexit 1\n")
+    (tmp_path / "bin" / "osascript").write_text(
+        "#!/bin/sh\necho 'syntax error: nope' >&2\nexit 1\n"
+    )
     with pytest.raises(tools.ToolError, match="^osascript failed: syntax error: nope$"):
         mac.applescript(script="x")
 
