@@ -75,7 +75,7 @@ class Agent:
     def step(self) -> list:
         """One round: the model's reply, streamed to the screen (the context compacted first if
         full), then the tools it calls; returns those calls."""
-        with ui.answer():  # a spinner, the answer as it streams, then rendered
+        with ui.working():  # a spinner, the answer as it streams, then rendered
             if self.used > self.config["max_context_tokens"]:
                 self.cmd_compact()
             reply = self.call(self.messages, ui.pieces.append)

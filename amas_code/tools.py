@@ -253,7 +253,8 @@ def watch(command: str, timeout: int) -> str:
     reader = threading.Thread(target=drain, args=(proc.stdout, kept), daemon=True)
     reader.start()
     try:
-        status = f"[exit code {proc.wait(timeout)}]"
+        with ui.working(lambda: kept[-500:].decode(errors="replace")):  # its latest line
+            status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
     finally:

@@ -39,15 +39,16 @@ pieces = []  # the answer being streamed, as its pieces came (the model's callba
 
 
 @contextmanager
-def answer() -> object:
-    """While the model answers: a spinner until its first token, then the answer's last screenful
-    as it streams, then the whole answer once, as Markdown (a rich Live taller than the screen would
-    leave a second copy in the scrollback), on stderr when it is a terminal. A pipe or file gets the
-    answer's text as it came, once it is complete, without its reasoning. An answer cut short by Ctrl-C or an error stays on screen. Its reasoning
-    shows as plain text, the rest as Markdown with links spelled out, wrapped at words (the console
-    soft-wraps everything else, which a pipe gets as it is)."""
-    dots, pieces[:] = spinner.Spinner("dots", "Thinking…", style="cyan"), []
-    view = live.Live(console=console, transient=True, get_renderable=lambda: _tail() or dots)
+def working(status: object = lambda: "Thinking…") -> object:
+    """While the model, a command or /compact works: a spinner, the seconds, `status()`'s last line;
+    then the answer's last screenful as it streams, then the whole answer once, as Markdown (a rich
+    Live taller than the screen would leave a second copy in the scrollback), on stderr if a terminal.
+    A pipe or file gets the answer's text as it came, without its reasoning, once it is complete. An
+    answer cut short by Ctrl-C or an error stays on screen; its reasoning shows as plain text, the
+    rest as Markdown with links spelled out, wrapped at words (a pipe gets everything as it is)."""
+    dots, pieces[:] = spinner.Spinner("dots", style="cyan"), []
+    shown = partial(_view, dots, console.get_time(), status)
+    view = live.Live(console=console, transient=True, get_renderable=shown)
     try:
         with view if console.is_terminal else nullcontext():  # on stderr, stdout redirected too
             yield
@@ -65,12 +66,15 @@ def answer() -> object:
             out.file.write(safe(reply.strip()) + "\n")
 
 
-def _tail() -> Text | None:
-    """The last screenful of the answer so far, wrapped as the screen shows it. Only the last
-    lines are wrapped: their rows are at least a screenful."""
+def _view(dots: spinner.Spinner, start: float, status: object) -> Text:
+    """The last screenful of the answer so far, wrapped as the screen shows it (only the last lines
+    are wrapped: their rows are at least a screenful); before its first token, the spinner, the
+    seconds since `start` and `status()`'s last line, cut at the screen's edge."""
     lines = "".join(pieces).splitlines()[-console.height :]
     rows = Text(safe("\n".join(lines))).wrap(console, console.width)[2 - console.height :]
-    return Text("\n").join(rows) if lines else None
+    line = f"{int(console.get_time() - start)}s {''.join(status().splitlines()[-1:])}"
+    spin = Text.assemble(dots.render(console.get_time()), " ", safe(line), no_wrap=True)
+    return Text("\n").join(rows) if lines else spin
 
 
 def show_diff(old: str, new: str, filename: str) -> None:

@@ -1,4 +1,5 @@
 import atexit
+import fcntl
 import json
 import os
 import select
@@ -8,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 from contextlib import contextmanager
@@ -195,16 +197,26 @@ class Forked:
         self.send_signal(signal.SIGKILL)
 
 
+def own_terminal() -> None:
+    """In a new command, after setsid: stdin, a terminal, becomes its controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 def start(*args: str, env: dict | None = None, cwd=None, stdin=None, stdout=None, stderr=None):
     """The real command started, as subprocess.Popen starts it (`env` whole, as Popen takes it;
     stdin, stdout, stderr file descriptors, this process's own by default): forked from the
     zygote, or a new interpreter when `env` names a PYTHON* variable of its own or
-    AMAS_TEST_EXEC=1 is set."""
+    AMAS_TEST_EXEC=1 is set. A terminal given as stdin becomes its controlling terminal, in a
+    session of its own, as a shell makes it: Ctrl-C typed there reaches it as SIGINT."""
     env = dict(os.environ if env is None else env)
     cmd = [sys.executable, "-m", "amas_code", *args]
     python = {k: v for k, v in env.items() if k.startswith("PYTHON") and os.environ.get(k) != v}
     if python or os.environ.get("AMAS_TEST_EXEC") == "1":
-        return subprocess.Popen(cmd, env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr)
+        tty = isinstance(stdin, int) and os.isatty(stdin)  # its own terminal, as zygote.py gives
+        own = {"start_new_session": tty, "preexec_fn": own_terminal if tty else None}
+        return subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=stderr, **own
+        )
     given = (stdin, stdout, stderr)
     fds = [i if f is None else f if isinstance(f, int) else f.fileno() for i, f in enumerate(given)]
     return Forked(cmd, env, cwd, fds)

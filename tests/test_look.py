@@ -7,7 +7,6 @@ import os
 import pty
 import re
 import select
-import signal
 import struct
 import termios
 import time
@@ -29,32 +28,36 @@ def one_shot(llm, *replies, flags=("--yes",), model="openai/x", env=None):
     return amas(*base, env={"OPENAI_API_KEY": "sk-x", **(env or {})})
 
 
-def in_a_terminal(args: list[str], cwd: Path, interrupt_at: bytes = b"") -> str:
-    """The real CLI with a pty as its terminal (80x24): what a person would see, scrollback and
-    screen, as a terminal emulator (pyte) draws it."""
+def in_a_terminal(args: list[str], cwd: Path, keys=(), frames: list | None = None) -> str:
+    """The real CLI with a pty as its terminal (80x24), its controlling terminal as a shell makes
+    it: what a person would see, scrollback and screen, as a terminal emulator (pyte) draws it.
+    `keys` are (drawn, typed) pairs: each typed once `drawn` has been drawn since the last keys
+    (b"\x03" is Ctrl-C, which the terminal turns into SIGINT); `frames` gets every screen drawn."""
     leader, follower = pty.openpty()
     env = {**os.environ, "OPENAI_API_KEY": "sk-x", "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     proc = start(*args, cwd=cwd, env=env, stdin=follower, stdout=follower, stderr=follower)
     os.close(follower)
-    out, deadline = b"", time.monotonic() + 60
+    screen, keys = pyte.HistoryScreen(80, 24, history=1000), list(keys)
+    stream, out, since, deadline = pyte.ByteStream(screen), b"", 0, time.monotonic() + 60
     while time.monotonic() < deadline:
-        if interrupt_at and interrupt_at in out:  # Ctrl-C once this has been drawn
-            proc.send_signal(signal.SIGINT)
-            interrupt_at = b""
+        if keys and keys[0][0] in out[since:]:
+            os.write(leader, keys.pop(0)[1])
+            since = len(out)
         ready, _, _ = select.select([leader], [], [], 0.5)
         try:
             chunk = os.read(leader, 65536) if ready else b""
         except OSError:  # the child closed the terminal
             break
         out += chunk
+        stream.feed(chunk)
+        if chunk and frames is not None:
+            frames.append("\n".join(line.rstrip() for line in screen.display))
         if not chunk and proc.poll() is not None:
             break
     proc.wait(10)
     os.close(leader)
-    screen = pyte.HistoryScreen(80, 24, history=1000)
-    pyte.ByteStream(screen).feed(out)
     rows = [*screen.history.top, *screen.buffer.values()]
     scrollback = [
         "".join(row[x].data for x in range(80)).rstrip() for row in rows[: -len(screen.buffer)]
@@ -88,7 +91,8 @@ def test_in_a_terminal_what_looks_like_html_in_an_answer_is_shown_as_text(llm, i
 
 def test_in_a_terminal_ctrl_c_mid_answer_keeps_the_partial_answer(llm, isolated):
     llm.queue(Stall([{"content": "A partial **answer** so far"}, {"content": " and the rest."}]))
-    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated, b"so far")
+    args = ["--model", "openai/x", "--api-base", llm.url, "go"]
+    out = in_a_terminal(args, isolated, keys=[(b"so far", b"\x03")])
     assert "A partial answer so far" in out and "the rest" not in out
     assert "Interrupted; the conversation so far is kept." in out
 
@@ -97,7 +101,7 @@ def test_in_a_terminal_a_long_paragraph_wraps_at_words_and_streams_its_newest_wo
     words = " ".join(f"word{i:03}" for i in range(400))  # 35 rows of 80 columns, no newline
     llm.queue(Stall([{"content": words + " NEWEST"}, {"content": " and the rest."}]))
     args = ["--model", "openai/x", "--api-base", llm.url, "go"]
-    out = in_a_terminal(args, isolated, interrupt_at=b"NEWEST")  # drawn while the stream stalls
+    out = in_a_terminal(args, isolated, keys=[(b"NEWEST", b"\x03")])  # drawn while it stalls
     assert "the rest" not in out  # so the live view showed the newest words, not the first row
     assert all(f"word{i:03}" in out.split() for i in range(400))  # no word cut at the edge
 
@@ -111,13 +115,35 @@ def test_in_a_terminal_the_rendered_answer_wraps_at_words_not_at_the_edge(monkey
     monkeypatch.setattr(ui, "out", Console(file=screen, width=30, force_terminal=True))
     monkeypatch.setattr(ui, "console", Console(file=live, width=30, force_terminal=True))
     monkeypatch.setattr(ui, "INTERACTIVE", True)
-    with ui.answer():
+    with ui.working():
         ui.pieces.append("alpha beta gamma delta epsilon zeta eta theta iota kappa")
     shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue()).splitlines()
     assert [line.strip() for line in shown] == [
         "alpha beta gamma delta epsilon",
         "zeta eta theta iota kappa",
     ]
+
+
+# Something moves while a command runs (#50 item 1) ----------------------------------------------
+
+STEPS = "for i in 1 2 3; do echo step $i; sleep 1; done"
+SPINNER = re.compile(r"^\S (\d+)s (.*)$", re.M)  # a turning dot, the seconds, the latest line
+
+
+def test_in_a_terminal_a_running_command_shows_its_seconds_and_latest_line(llm, isolated):
+    llm.queue(tool("shell_command", {"command": STEPS}), text("Three steps ran."))
+    frames: list[str] = []
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    out = in_a_terminal(args, isolated, frames=frames)
+    shown = [found.groups() for frame in frames for found in SPINNER.finditer(frame)]
+    assert any(line == "step 2" and int(seconds) >= 1 for seconds, line in shown), frames
+    assert len({seconds for seconds, line in shown if line.startswith("step")}) >= 2  # counting
+    assert "  ⎿ step 1\n    step 2\n    step 3\n    [exit code 0]" in out  # the result, as before
+    assert not SPINNER.search(out.split("⎿")[1])  # the spinner went when the command ended
+    llm.queue(tool("shell_command", {"command": STEPS}), text("Three steps ran."))
+    piped = amas(*args, env={"OPENAI_API_KEY": "sk-x"})  # a pipe gets nothing new
+    assert piped.stdout == "Three steps ran.\n" and "\x1b" not in piped.stderr
+    assert "  ⎿ step 1\n    step 2\n    step 3\n    [exit code 0]\n" in piped.stderr
 
 
 def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):

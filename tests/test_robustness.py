@@ -372,10 +372,11 @@ def test_reasoning_shows_as_ordinary_text_made_safe(monkeypatch):
     monkeypatch.setattr(ui, "out", Console(file=screen, force_terminal=True, highlight=False))
     monkeypatch.setattr(ui, "console", Console(file=live, force_terminal=True, highlight=False))
     monkeypatch.setattr(ui, "INTERACTIVE", True)
-    with ui.answer():
+    with ui.working():
         for piece in ("<think>", "weighing \x1b[2J it", "</think>", "The answer"):
             ui.pieces.append(piece)
-        assert "\x1b" not in ui._tail().plain and not ui._tail().spans  # live: safe, not styled
+        tail = ui._view(ui.spinner.Spinner("dots"), 0, str)  # what the live view shows
+        assert "\x1b" not in tail.plain and not tail.spans  # live: safe, not styled
     shown = screen.getvalue()
     assert "<think>weighing \\x1b[2J it</think>" in shown and "The answer" in shown
     assert "\x1b[2m" not in shown and "\x1b[2J" not in shown + live.getvalue()

@@ -14,6 +14,7 @@ The zygote ends when its standard input (a pipe from the test worker) closes."""
 
 import atexit
 import contextlib
+import fcntl
 import gc
 import json
 import os
@@ -21,6 +22,7 @@ import selectors
 import signal
 import socket
 import sys
+import termios
 import threading
 import traceback
 
@@ -91,6 +93,8 @@ def start(request: dict, fds: list[int]) -> None:
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
+    if os.isatty(0):  # a terminal given as stdin is the command's own, as a shell gives it
+        own_terminal()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -99,6 +103,13 @@ def start(request: dict, fds: list[int]) -> None:
     import runpy
 
     runpy.run_module("amas_code", run_name="__main__", alter_sys=True)
+
+
+def own_terminal() -> None:
+    """Make stdin, a terminal, this process's controlling terminal in a session of its own: Ctrl-C
+    typed there is then SIGINT to its process group, as in a terminal window."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def end(code: int = 0, interrupted: bool = False) -> None:
