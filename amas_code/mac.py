@@ -14,7 +14,7 @@ def applescript(script: str, text: str = "") -> str:
     title "Amas"), volume, apps, Finder, the clipboard (`the clipboard as text`), anything osascript
     can do. Pass text as `text` and read it as item 1 of argv in an `on run argv` handler (set the
     clipboard to (item 1 of argv)): quotes then need no escaping."""
-    if not tools.allowed("Run this AppleScript?", not tools.STATE["config"].get("yolo")):
+    if not tools.allowed("Run this AppleScript?", True):
         return "The user declined to run this AppleScript."
     command = ["osascript", "-e", script, *filter(None, [text])]
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)

@@ -116,7 +116,9 @@ def judge(command: str) -> bool:
 
 
 def allowed(question: str, risky: bool = False) -> bool:
-    return bool(STATE["config"].get("auto_accept")) and not risky or ui.confirm(question)
+    """Yes without asking under --yes; what is `risky` (no /undo for it, or it can destroy data, or
+    it reads outside the project) only under --yolo. Otherwise the user answers."""
+    return bool(STATE["config"].get("yolo" if risky else "auto_accept")) or ui.confirm(question)
 
 
 def inside(path: str | Path) -> bool:
@@ -170,8 +172,7 @@ def change_file(path: str, new: str, verb: str) -> str:
         raise ToolError(f"{path} has secrets you see as {MASK}; change it with edit_file instead.")
     ui.show_diff(old, new, path)
     before = STATE["checkpoint"].snapshot([real])
-    risky = before is None and not STATE["config"].get("yolo")  # no /undo: under --yes too
-    if not allowed(f"Apply this change to {path}?", risky):
+    if not allowed(f"Apply this change to {path}?", before is None):  # no /undo: it asks
         return f"The user declined the change to {path}; nothing was written."
     if (real.read_bytes() if real.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
@@ -225,14 +226,14 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
 
 def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
-    risky = destructive(command) and not STATE["config"].get("yolo")
+    risky = destructive(command)
     if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     # after the answer: a file saved while the question waited stays as saved
     before, words = STATE["checkpoint"].snapshot(), re.split(r"[^\w.-]+", command)
     # no snapshot, or one that leaves out a path the command names (an untracked 15 MB data file)
     unheld = before is None or any(Path(p).name in words for p in STATE["checkpoint"].left)
-    if unheld and not allowed("Run it with no /undo?", not STATE["config"].get("yolo")):
+    if unheld and not allowed("Run it with no /undo?", True):
         return "The user declined to run this command."
     ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
     STATE["done"].append(ran)

@@ -397,8 +397,8 @@ def data(monkeypatch):
 
     def use(rules: dict, query: str) -> None:
         monkeypatch.setattr(tools, "RULES", rules)
-        for key in ("scripts", "ask", "words"):
-            monkeypatch.setattr(tools, key.upper(), re.compile("|".join(rules[key]), re.S))
+        for key, name in (("scripts", "SCRIPTS"), ("ask", "ASK"), ("words", "WORD")):
+            monkeypatch.setattr(tools, name, re.compile("|".join(rules[key]), re.S))
         monkeypatch.setitem(tools.LANGUAGES["bash"], "query", query)
         tools.grammar.cache_clear()
 
