@@ -39,7 +39,6 @@ class Checkpoint:
 
     def __init__(self, root: str = ".", enabled: bool = True):
         self.root, self.dir, self.seed, self.left = Path(root).resolve(), None, None, set()
-        self.begin("")
         user = None
         with suppress(InvalidGitRepositoryError, NoSuchPathError, GitCommandError):
             user = Repo(root, search_parent_directories=True)

@@ -144,10 +144,9 @@ def confirm(question: str) -> bool:
     if not INTERACTIVE:
         warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo everything)")
         return False
-    if sys.stdin.isatty():  # keys typed ahead, while the model worked, answer nothing
-        from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
+    from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
 
-        tcflush(sys.stdin, TCIFLUSH)
+    tcflush(sys.stdin, TCIFLUSH)  # keys typed ahead, while the model worked, answer nothing
     with suppress(EOFError):  # Ctrl-D answers no
         return ask(f"{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
     return False

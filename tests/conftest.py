@@ -2,6 +2,7 @@ import atexit
 import fcntl
 import json
 import os
+import pty
 import select
 import shutil
 import signal
@@ -62,6 +63,8 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.chdir(project)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # outside git, snapshots go to ~/.cache
     monkeypatch.setattr(ui, "INTERACTIVE", False)
+    # a tool called outside an agent's turn (as a test does) records into one turn, as a turn would
+    monkeypatch.setattr(Checkpoint, "turn", {"id": 0, "time": "", "request": ""}, raising=False)
     off = Checkpoint(project, enabled=False)  # as with checkpoint_on_edit: false
     tools.STATE.update(config=dict(DEFAULT_CONFIG), checkpoint=off, root=project)
     for key in ("OPENAI_API_KEY", "GEMINI_API_KEY", "ANTHROPIC_API_KEY"):
@@ -97,14 +100,17 @@ def config(llm):
 @contextmanager
 def terminal(*lines: str):
     """A real prompt_toolkit session fed from a pipe, as if the user typed `lines`."""
+    leader, follower = pty.openpty()  # stdin a terminal, as ui takes it to be: typed-ahead keys flush
     with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
         pipe.send_text("".join(line + "\n" for line in lines))
         pipe.close()  # the end of input, as Ctrl-D: nothing can wait for input forever
-        ui.INTERACTIVE = True
+        ui.INTERACTIVE, stdin, sys.stdin = True, sys.stdin, open(follower, closefd=False)
         try:
             yield pipe
         finally:
-            ui.INTERACTIVE = False
+            ui.INTERACTIVE, sys.stdin = False, stdin
+            os.close(leader)
+            os.close(follower)
 
 
 def git_init(path: Path) -> Path:

@@ -28,6 +28,7 @@ def repo(isolated):
 def agent_write(path: str, content: str, root: str = ".") -> str:
     tools.STATE["config"] = {**tools.STATE["config"], "auto_accept": True}
     tools.STATE.update(checkpoint=Checkpoint(root), root=Path(root))
+    tools.STATE["checkpoint"].begin(f"write {path}")  # each write a turn of its own
     return tools.write_file(str(Path(root, path)), content)
 
 
