@@ -29,8 +29,7 @@ def safe(text: str) -> str:
 
 def _say(symbol: str, style: str, msg: str) -> None:
     """A notice, wrapped at words on a terminal (a pipe gets it on one line)."""
-    notice = Text.assemble((f"{symbol} ", style), safe(msg))
-    console.print(notice, soft_wrap=not console.is_terminal)
+    console.print(Text.assemble((symbol, style), " ", safe(msg)), soft_wrap=not console.is_terminal)
 
 
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
