@@ -59,9 +59,8 @@ def classify(error: Exception, config: dict) -> ProviderError:
     text = NOTES.sub("", " ".join(str(getattr(error, "message", None) or error).split()))
     kind = next((k for k, rx in FORMATS["kinds"].items() if re.search(rx, f"{name}: {text}")), "")
     text = redact(f"{name} from {config.get('api_base') or config['model']}: {text[:300]}", config)
-    # words.yaml's hints; for a missing key, litellm's text names its variable
-    hint = WORDS["hints"].get(kind) or WORDS["hints"].get(name)
-    return ProviderError(text + (f" ({hint})" if hint else ""), kind)
+    # words.yaml's hint for its kind or class; for a missing key, litellm's text names its variable
+    return ProviderError(text + (WORDS["hints"].get(kind) or WORDS["hints"].get(name, "")), kind)
 
 
 def native(model: str) -> bool:
