@@ -79,8 +79,7 @@ def _view(dots: spinner.Spinner, start: float, status: object) -> Text:
 def show_diff(old: str, new: str, filename: str) -> None:
     a, b = old.split("\n"), new.split("\n")  # only \n: a \r or \f changed shows as \x0d or \x0c
     text = "\n".join(difflib.unified_diff(a, b, f"a/{filename}", f"b/{filename}", lineterm=""))
-    text = safe(text) or "(no changes)"
-    console.print(syntax.Syntax(text, "diff", theme="ansi_dark", background_color=""))
+    console.print(syntax.Syntax(safe(text) or "(no changes)", "diff", theme="ansi_dark"))
 
 
 def show_tool_call(name: str, args: str) -> None:
