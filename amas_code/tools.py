@@ -237,9 +237,8 @@ def shell_command(command: str, timeout: int = 0) -> str:
         return "The user declined to run this command."
     ran = "ran " + command.partition("\n")[0]  # by its first line, in the summary and /checkpoint
     STATE["done"].append(ran)
-    timeout = min(max(timeout, 0) or STATE["config"]["shell_timeout"], 3600)
     try:
-        return watch(command, timeout)
+        return watch(command, min(max(timeout, 0) or STATE["config"]["shell_timeout"], 3600))
     finally:  # after Ctrl-C or a closed terminal too: what the command did can be undone
         if before:
             STATE["checkpoint"].record(before, ran)
