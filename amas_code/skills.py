@@ -18,10 +18,9 @@ def definitions(path: Path, language: str) -> dict:
     parser, cursor = grammar(language)
     # 1 MB at most: a generated 30 MB file took minutes and gigabytes; a FIFO named x.py never blocks
     tree = parser.parse(head(path, 1_000_000)[0])
-    names = sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte)
     # (end, members) of the definitions around the current one, the file's own at the bottom
     enclosing = [(float("inf"), {})]
-    for node in names:
+    for node in sorted(cursor.captures(tree.root_node).get("name", []), key=lambda n: n.start_byte):
         while enclosing[-1][0] <= node.parent.start_byte:
             enclosing.pop()
         members = enclosing[-1][1].setdefault(node.text.decode(errors="replace"), {})
