@@ -36,10 +36,9 @@ def main(task: tuple[str, ...], yes: bool | None, yolo: bool | None, **options: 
     from amas_code.agent import Agent
 
     try:
-        config = settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo})
-    except ValueError as e:
+        agent = Agent(settings.load(".", {**options, "auto_accept": yes or yolo, "yolo": yolo}))
+    except ValueError as e:  # a setting of the wrong type, broken YAML, amas run inside .git
         raise click.ClickException(str(e)) from None
-    agent = Agent(config)
     if task:
         command = task[0] in ("undo", "redo", "checkpoint", "init")  # a slash command of the REPL
         sys.exit(agent.command("/" + " ".join(task)) if command else agent.turn(" ".join(task)))
