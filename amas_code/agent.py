@@ -75,9 +75,9 @@ class Agent:
     def step(self) -> list:
         """One round: the model's reply, streamed to the screen (the context compacted first if
         full), then the tools it calls; returns those calls."""
+        if self.used > self.config["max_context_tokens"]:
+            self.cmd_compact()  # before the answer's spinner: one live view at a time
         with ui.working():  # a spinner, the answer as it streams, then rendered
-            if self.used > self.config["max_context_tokens"]:
-                self.cmd_compact()
             reply = self.call(self.messages, ui.pieces.append)
         self.messages.append(reply)
         native = reply.get("tool_calls", [])
@@ -113,7 +113,8 @@ class Agent:
         if len(requests) < 2:  # only the latest request, or nothing new since the last summary
             return
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
-        summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
+        with ui.working(lambda: "Compacting…"):
+            summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
         self.restart([message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")])
         self.messages += keep  # into the history when the turn ends, as a new session
         ui.info(f"Compacted {len(old)} messages into a summary.")

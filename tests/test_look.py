@@ -124,7 +124,7 @@ def test_in_a_terminal_the_rendered_answer_wraps_at_words_not_at_the_edge(monkey
     ]
 
 
-# Something moves while a command runs (#50 item 1) ----------------------------------------------
+# Something moves while a command or /compact runs (#50 item 1) ----------------------------------
 
 STEPS = "for i in 1 2 3; do echo step $i; sleep 1; done"
 SPINNER = re.compile(r"^\S (\d+)s (.*)$", re.M)  # a turning dot, the seconds, the latest line
@@ -144,6 +144,34 @@ def test_in_a_terminal_a_running_command_shows_its_seconds_and_latest_line(llm, 
     piped = amas(*args, env={"OPENAI_API_KEY": "sk-x"})  # a pipe gets nothing new
     assert piped.stdout == "Three steps ran.\n" and "\x1b" not in piped.stderr
     assert "  ⎿ step 1\n    step 2\n    step 3\n    [exit code 0]\n" in piped.stderr
+
+
+def test_in_a_terminal_compact_shows_a_spinner_with_its_seconds(llm, isolated):
+    """Ctrl-C then ends it: the spinner goes, the REPL prompts again, Ctrl-D ends it."""
+    llm.queue(text("First."), text("Second."), Stall(text("A summary.", pieces=2)))
+    prompt, frames = "›".encode(), []
+    keys = [(prompt, b"one\r"), (b"First.", b""), (prompt, b"two\r"), (b"Second.", b"")]
+    keys += [(prompt, b"/compact\r"), (b"1s Compacting", b"\x03"), (prompt, b"\x04")]
+    args = ["--model", "openai/x", "--api-base", llm.url]
+    out = in_a_terminal(args, isolated, keys=keys, frames=frames)
+    shown = [found.groups() for frame in frames for found in SPINNER.finditer(frame)]
+    assert ("1", "Compacting…") in shown, frames
+    assert "Compacting…" not in out and out.rstrip().endswith("›")  # a new prompt after it
+
+
+def test_in_a_terminal_compaction_before_a_request_shows_its_own_spinner_alone(llm, isolated):
+    """Automatic compaction runs before the answer's live view, not inside it (one live view at a
+    time: rich 13 refuses a second, rich 14+ would stack "Thinking…" over "Compacting…")."""
+    Path(".amas").mkdir()
+    Path(".amas/config.yaml").write_text("max_context_tokens: 5\n")  # the first reply's 18 fill it
+    llm.queue(text("First."), Stall(text("A summary.", pieces=2)))
+    prompt, frames = "›".encode(), []
+    keys = [(prompt, b"one\r"), (b"First.", b""), (prompt, b"two\r")]
+    keys += [(b"1s Compacting", b"\x03"), (prompt, b"\x04")]
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url], isolated, keys, frames)
+    compacting = [frame for frame in frames if "Compacting…" in frame]
+    assert compacting and not any("Thinking…" in frame for frame in compacting), frames
+    assert "Interrupted; the conversation so far is kept." in out and "Compacting…" not in out
 
 
 def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):
