@@ -257,6 +257,9 @@ def watch(command: str, timeout: int) -> str:
             status = f"[exit code {proc.wait(timeout)}]"
     except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
+    except KeyboardInterrupt:  # what it printed so far stays on screen
+        ui.show_result(kept.decode(errors="replace"), 6)
+        raise
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -146,6 +146,15 @@ def test_in_a_terminal_a_running_command_shows_its_seconds_and_latest_line(llm, 
     assert "  ⎿ step 1\n    step 2\n    step 3\n    [exit code 0]\n" in piped.stderr
 
 
+def test_in_a_terminal_ctrl_c_during_a_command_keeps_what_it_printed(llm, isolated):
+    endless = "for i in $(seq 1 60); do echo step $i; sleep 1; done"
+    llm.queue(tool("shell_command", {"command": endless}))
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    out = in_a_terminal(args, isolated, keys=[(b"step 2", b"\x03")])  # typed Ctrl-C
+    assert "  ⎿ step 1\n    step 2" in out and "step 9" not in out, out
+    assert "Interrupted; the conversation so far is kept." in out
+
+
 def test_in_a_terminal_compact_shows_a_spinner_with_its_seconds(llm, isolated):
     """Ctrl-C then ends it: the spinner goes, the REPL prompts again, Ctrl-D ends it."""
     llm.queue(text("First."), text("Second."), Stall(text("A summary.", pieces=2)))
