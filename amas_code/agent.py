@@ -25,15 +25,15 @@ def is_request(m: dict) -> bool:
 class Agent:
     def __init__(self, config: dict):
         self.config, self.note = config, ""  # note: what the next request tells the model first
-        self.restart([])
+        self.cmd_clear()
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))
         tools.STATE.update(config=config, checkpoint=self.checkpoint, root=Path.cwd())
 
-    def restart(self, messages: list) -> None:
-        """Start a new conversation (a new session in the history) holding `messages`."""
-        self.messages, self.used, self.saved = messages, 0, 0
-        self.session = str(time.time_ns())
+    def cmd_clear(self, arg: str = "") -> None:
+        """Start a new conversation: the model forgets this one (.amas/history.jsonl keeps it)."""
+        self.messages, self.used, self.saved = [], 0, 0
+        self.session = str(time.time_ns())  # a new session in the history
 
     def turn(self, text: str) -> int:
         """Run one request until the model stops calling tools; returns an exit code."""
@@ -115,8 +115,9 @@ class Agent:
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
         with ui.working(lambda: "Compacting…"):
             summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
-        self.restart([message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")])
-        self.messages += keep  # into the history when the turn ends, as a new session
+        self.cmd_clear()  # the summary and the latest request go into the history as a new session
+        self.messages += [message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")]
+        self.messages += keep
         ui.info(f"Compacted {len(old)} messages into a summary.")
 
     def execute(self, call: dict, native: bool) -> str:
@@ -190,6 +191,8 @@ class Agent:
     def cmd_quit(self, arg: str) -> None:
         """Leave Amas Code (Ctrl-D does too)."""
         raise EOFError  # what Ctrl-D raises: the REPL ends
+
+    cmd_exit = cmd_quit
 
     def cmd_init(self, arg: str) -> None:
         """Map the project's classes and functions into .amas/map.md, which the model then reads."""

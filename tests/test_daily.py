@@ -199,3 +199,18 @@ def test_a_provider_error_names_the_server_and_drops_litellm_s_notes_to_programm
     assert done.returncode == 1 and "Internal server error" in done.stderr, done.stderr
     assert f"InternalServerError from {base}: b'" in done.stderr  # the server's own words, first
     assert "Handle with" not in done.stderr and "litellm." not in done.stderr
+
+
+def test_clear_starts_a_new_conversation_and_exit_leaves_as_quit_does(llm, config):
+    from conftest import terminal
+
+    from amas_code.agent import Agent
+
+    llm.queue(text("Noted: 42."), text("I do not know."))
+    with terminal("remember 42", "/clear", "what was the number?", "/exit", "never sent"):
+        Agent(config).repl()
+    assert len(llm.requests) == 2  # /exit ended the REPL: the last line was never sent
+    asked = [m["content"] for m in llm.requests[1]["body"]["messages"] if m["role"] != "system"]
+    assert asked == ["what was the number?"], asked  # nothing of the conversation before /clear
+    history = Path(".amas/history.jsonl").read_text()
+    assert "remember 42" in history and "what was the number?" in history  # both kept there
