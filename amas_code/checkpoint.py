@@ -20,9 +20,6 @@ from amas_code.config import WORDS
 
 # The newest snapshot; each has the one before as its parent, so that none is ever collected.
 KEEP = "refs/amas/keep"
-# Left out of snapshots, as Codex leaves them: new files over BIG bytes, new directories of MANY
-# files (a node_modules/, a venv/) and nested repositories.
-BIG, MANY = 10_000_000, 200
 HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # while a record is written
 FROM_STDIN = ["--pathspec-from-file=-", "--pathspec-file-nul"]  # any number of paths: no ARG_MAX
 UNTRACKED = ["ls-files", "-z", "-o", "--exclude-standard"]  # neither tracked nor ignored
@@ -169,20 +166,20 @@ class Checkpoint:
 
     def _new(self) -> list[str]:
         """The new files git does not ignore, less what snapshots leave out while it stays new, as
-        Codex does (named in a warning): a file over BIG bytes, a repository of its own (git cannot
-        add one with no commit), and a folder of MANY files or more, counted as git would add them,
-        that appeared during the session (a node_modules/, a venv/)."""
+        Codex does (named in a warning): a file over words.yaml's `big` bytes, a repository of its
+        own (git cannot add one with no commit), and a folder of `many` files or more, counted as
+        git would add them, that appeared during the session (a node_modules/, a venv/)."""
         listed = self.git(*UNTRACKED, "--directory").split("\0")
         self.start = set(listed) if self.start is None else self.start  # the user's: all in
         files, left = [], [name for name in listed if name in self.left]
         for name in (name for name in listed[:-1] if name not in self.left):
             # a folder's files, as git would add them (a repository of its own: `x/`); a file: itself
             inside = self.git(*UNTRACKED, "--", f":(literal){name}") if name[-1] == "/" else name
-            if inside.count("\0") >= MANY and name not in self.start:
+            if inside.count("\0") >= WORDS["many"] and name not in self.start:
                 inside, left = "", [*left, name]
             for path in filter(None, inside.split("\0")):
                 with suppress(FileNotFoundError):  # gone since: an editor's or a watcher's file
-                    big = path.endswith("/") or os.lstat(self.root / path).st_size > BIG
+                    big = path.endswith("/") or os.lstat(self.root / path).st_size > WORDS["big"]
                     (left if big else files).append(path)
         if new := [name for name in left if name not in self.left]:
             ui.warning(WORDS["left_out"].format(", ".join(new[:5]) + (", …" if new[5:] else "")))
@@ -266,7 +263,7 @@ class Checkpoint:
 
 def blocked(path: Path) -> bool:
     """Whether a file stands where a folder above `path` was: writing `path` would replace it
-    (git does), even one no snapshot holds (ignored, or over BIG bytes)."""
+    (git does), even one no snapshot holds (ignored, or over words.yaml's `big` bytes)."""
     return any(folder.is_file() for folder in path.parents)
 
 
