@@ -20,7 +20,7 @@ def applescript(script: str, text: str = "") -> str:
     done = subprocess.run(command, capture_output=True, text=True, timeout=30)
     if done.returncode:
         raise tools.ToolError(f"osascript failed: {done.stderr.strip()[:300]}")
-    return done.stdout.strip() or tools.EMPTY
+    return done.stdout.strip() or tools.WORDS["empty"]
 
 
 if sys.platform == "darwin":

@@ -22,7 +22,6 @@ HANDLERS: dict = {}
 TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what a model sends
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": ".", "done": []}
 MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
-EMPTY, MALFORMED = "Tool executed successfully (no output)", "Malformed call:"
 # The judge reads bash, so commands run with bash where there is one (/bin/sh may be dash).
 GIT_FILES, BASH = ["git", "ls-files", "-co", "--exclude-standard", "-z"], shutil.which("bash")
 RULES, LANGUAGES = packaged("destructive.yaml"), packaged("languages.yaml")
@@ -51,7 +50,7 @@ def register(*handlers: object) -> None:
 
 def run(name: str, args: dict | str) -> str:
     if name not in HANDLERS:
-        return f"{MALFORMED} unknown tool {name!r}; available: {', '.join(HANDLERS)}"
+        return WORDS["unknown_tool"].format(name, ", ".join(HANDLERS))
     try:
         kwargs = json.loads(args or "{}") if isinstance(args, str) else args
         if not isinstance(kwargs, dict):
@@ -59,11 +58,11 @@ def run(name: str, args: dict | str) -> str:
         wrong = [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]
         if wrong:
             raise TypeError(f"wrong type for {', '.join(wrong)}; see the tool's parameters")
-        return HANDLERS[name](**kwargs) or EMPTY
+        return HANDLERS[name](**kwargs) or WORDS["empty"]
     except json.JSONDecodeError as e:
-        return f"{MALFORMED} the arguments for {name} are not valid JSON ({e}); send it again."
+        return WORDS["not_json"].format(name, e)
     except (TypeError, ValueError) as e:
-        return f"{MALFORMED} bad arguments for {name}: {e}"
+        return WORDS["bad_arguments"].format(name, e)
     except REPORTED as e:
         return f"Error: {(str(e).strip() or type(e).__name__).splitlines()[0]}"
 

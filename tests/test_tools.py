@@ -120,7 +120,7 @@ def test_unknown_tool_bad_arguments_and_empty_output():
     )
     tools.STATE["config"]["auto_accept"] = True
     assert tools.run("shell_command", {"command": "true"}) == "[exit code 0]"
-    assert tools.run("list_files", {}) == tools.EMPTY
+    assert tools.run("list_files", {}) == tools.WORDS["empty"]
 
 
 def test_schemas_come_from_the_handlers():

@@ -177,8 +177,8 @@ def test_mac_tools_pass_user_text_as_argv_never_as_source(fake_osascript):
     tools.STATE["config"].update(auto_accept=True, yolo=True)  # applescript asks, unless --yolo
     notify = 'on run argv\ndisplay notification (item 1 of argv) with title "Amas"\nend run'
     set_clipboard = "on run argv\nset the clipboard to (item 1 of argv)\nend run"
-    assert mac.applescript(script=notify, text=HOSTILE) == tools.EMPTY
-    assert mac.applescript(script=set_clipboard, text=HOSTILE) == tools.EMPTY
+    assert mac.applescript(script=notify, text=HOSTILE) == tools.WORDS["empty"]
+    assert mac.applescript(script=set_clipboard, text=HOSTILE) == tools.WORDS["empty"]
     assert mac.applescript(script="the clipboard as text") == "clip text"
     notified, set_clip, get_clip = fake_osascript()
     assert notified == ["-e", notify, HOSTILE]
@@ -199,7 +199,7 @@ def test_applescript_asks_first_unless_yolo(fake_osascript):
     tools.STATE["config"].update(auto_accept=True)
     assert mac.applescript(script="beep") == "The user declined to run this AppleScript."
     tools.STATE["config"].update(yolo=True)
-    assert mac.applescript(script="beep") == tools.EMPTY
+    assert mac.applescript(script="beep") == tools.WORDS["empty"]
     assert fake_osascript() == [["-e", "beep"]]
 
 
