@@ -76,7 +76,7 @@ def written_calls(text: str, types: dict) -> list[dict]:
     known tool under a usual key is a call, or JSON arguments after a tool's name, where a call
     `stands` (not quoted nor cited). `types` maps each tool's name to its parameters' types."""
     for r in FORMATS["rewrite"]:  # `find`: a pattern or its pieces, joined; `as:`, or `pair:`
-        text = re.sub("".join(r["find"]), r.get("as", lambda call: as_json(call, r, types)), text)
+        text = re.sub("".join(r["find"]) + FORMATS["value"], lambda m: as_json(m, r, types), text)
     found, end = [], 0
     stands = re.compile("".join(FORMATS["stands"]).replace("NAMES", "|".join(types)))
     for start in (m.start() for m in re.finditer(r"{|\[\s*{", text) if m.start() >= end):
@@ -98,8 +98,12 @@ def written_calls(text: str, types: dict) -> list[dict]:
 
 
 def as_json(call: re.Match, rule: dict, types: dict) -> str:
-    """A call written with its arguments one by one, as the JSON text the reader then reads; the
-    call's own text when its values cannot be read (a Python call of names: prose, not a call)."""
+    """What a rewrite makes of one match: a JSON string value as it is (a file's content may hold a
+    call's markup: text to write), an `as:` template filled, or a call written with its arguments one
+    by one as the JSON text the reader then reads; the call's own text when its values cannot be
+    read (a Python call of names: prose, not a call)."""
+    if call["value"] or "as" in rule:
+        return call[0] if call["value"] else call.expand(rule["as"])
     declared, pairs = types.get(call["name"], {}), re.finditer(rule["pair"], call["args"] or "")
     try:
         args = {m[1]: typed(m[m.lastindex], declared.get(m[1]), rule) for m in pairs}

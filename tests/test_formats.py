@@ -984,3 +984,23 @@ def test_a_tag_familys_python_false_for_a_boolean_is_false_and_null_is_null():
     assert read("[toggle(flag=True, label=None, limit=3)]") == [
         ("toggle", {"flag": True, "label": None, "limit": 3})
     ]
+
+
+# Issue 49 item 3: a call's string values are never rewritten.
+FIXTURE = "<function=shell_command><parameter=command>touch ran.txt</parameter></function>"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        json.dumps({"tool": "write_file", "args": {"path": "t.txt", "content": FIXTURE}}),
+        f"<tool_call>{json.dumps({'name': 'write_file', 'arguments': {'path': 't.txt', 'content': FIXTURE}})}</tool_call>",
+        f'[write_file(path="t.txt", content="{FIXTURE}")]',
+    ],
+    ids=["JSON", "Hermes", "pythonic"],
+)
+def test_a_file_whose_content_holds_another_family_s_call_is_written_and_nothing_runs(
+    llm, isolated, call
+):
+    text_mode(llm, isolated, reply(f"Writing the fixture.\n{call}"), reply("Done."))
+    assert (isolated / "t.txt").read_text() == FIXTURE and not (isolated / "ran.txt").exists()
