@@ -4,6 +4,7 @@ import ast
 import json
 import os
 import re
+import signal
 
 from amas_code.config import WORDS, packaged, redact
 
@@ -23,15 +24,16 @@ class ProviderError(Exception):
 
 def complete(messages: list, tools: list | None, config: dict, on_chunk: object = None) -> tuple:
     """Stream one reply; returns (message, usage). A request that fails before any output (a rate
-    limit, a 5xx, a dropped connection) is retried once by the provider's client, as litellm does.
-    litellm takes 2-5 s and about 190 MiB to import: only when a model is called, and not when no
-    model was chosen because no API key is set."""
+    limit, a 5xx, a dropped connection) is retried once by the provider's client. litellm (2-5 s,
+    190 MiB) is imported only when a model is called, with Ctrl-C ignored until it is whole."""
     if not config["model"]:
         raise ProviderError(WORDS["no_key"], "key")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else it downloads a price map
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)  # half imported, it would fail
     import litellm
     import openai  # a litellm dependency: every litellm error derives from openai.APIError
 
+    signal.signal(signal.SIGINT, handler)
     litellm.suppress_debug_info = True
     request = {key: config.get(key) for key in ("api_key", "api_base", "model", "timeout")}
     request.update(messages=messages, tools=tools or None, stream=True, max_retries=1)

@@ -52,9 +52,7 @@ def run(name: str, args: dict | str) -> str:
     if name not in HANDLERS:
         return WORDS["unknown_tool"].format(name, ", ".join(HANDLERS))
     try:
-        kwargs = json.loads(args or "{}") if isinstance(args, str) else args
-        if not isinstance(kwargs, dict):
-            raise TypeError("the arguments must be a JSON object of parameter names and values")
+        kwargs = dict(json.loads(args or "{}") if isinstance(args, str) else args)  # an object
         wrong = [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]
         if wrong:
             raise TypeError(f"wrong type for {', '.join(wrong)}; see the tool's parameters")
@@ -257,7 +255,7 @@ def watch(command: str, timeout: int) -> str:
     except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
     except KeyboardInterrupt:  # what it printed so far stays on screen
-        ui.show_result(kept.decode(errors="replace"), 6)
+        ui.show_result(f"{kept.decode(errors='replace').rstrip()}\n[interrupted]".strip(), 6)
         raise
     finally:
         if proc.poll() is None:

@@ -71,7 +71,7 @@ def _view(dots: spinner.Spinner, start: float, status: object) -> Text:
     seconds since `start` and `status()`'s last line, cut at the screen's edge."""
     lines = "".join(pieces).splitlines()[-console.height :]
     rows = Text(safe("\n".join(lines))).wrap(console, console.width)[2 - console.height :]
-    line = f"{int(console.get_time() - start)}s {''.join(status().splitlines()[-1:])}"
+    line = f"{int(console.get_time() - start)}s {''.join(status().strip().splitlines()[-1:])}"
     spin = Text.assemble(dots.render(console.get_time()), " ", safe(line), no_wrap=True)
     return Text("\n").join(rows) if lines else spin
 
@@ -136,12 +136,11 @@ def _comforts(commands: dict, history: Path) -> dict:
     return dict(history=FileHistory(history), completer=completer)
 
 
-def confirm(question: str) -> bool:
+def confirm(question: str) -> bool | None:
     """Yes/no, default no. With no terminal nobody can answer, so the answer is no. Ctrl-C is
     not an answer: it goes up and ends the turn, as it does anywhere else."""
-    if not INTERACTIVE:
-        warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo everything)")
-        return False
+    if not INTERACTIVE:  # the warning's None: no
+        return warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo all)")
     from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
 
     tcflush(sys.stdin, TCIFLUSH)  # keys typed ahead, while the model worked, answer nothing

@@ -397,3 +397,19 @@ def test_with_stdout_redirected_the_spinner_still_shows_on_a_terminal_s_stderr(l
     os.close(leader)
     assert b"The answer." in drawn and drawn.endswith(b"\x1b[2K")  # streamed live, then erased
     assert (isolated / "answer.txt").read_text() == "The answer.\n"
+
+
+def test_ctrl_c_while_litellm_first_loads_leaves_the_repl_able_to_answer(
+    llm, isolated, monkeypatch
+):
+    """Ctrl-C during the first request's import of litellm (2-5 s) left it half imported: the
+    next request died with a traceback and the REPL with it. Now Ctrl-C is ignored while litellm
+    loads. A fresh interpreter: a real import."""
+    monkeypatch.setenv("AMAS_TEST_EXEC", "1")
+    llm.queue(text("The first answer."), text("The second answer."))
+    keys = [(b"/help", b"first\r"), (b"1s Thinking", b"\x03")]  # litellm loads: 2-5 s
+    keys += [(b"The first answer.", b"second\r")]
+    keys += [(b"The second answer.", b""), ("›".encode(), b"\x04")]  # Ctrl-D at the next prompt
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url], isolated, keys)
+    assert "The first answer." in out and "The second answer." in out, out
+    assert "Traceback" not in out and "Interrupted" not in out  # the Ctrl-C came while it loaded
