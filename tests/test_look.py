@@ -155,6 +155,17 @@ def test_in_a_terminal_ctrl_c_during_a_command_keeps_what_it_printed(llm, isolat
     assert "Interrupted; the conversation so far is kept." in out
 
 
+def test_in_a_terminal_the_spinner_skips_a_blank_last_line_and_ctrl_c_says_interrupted(
+    llm, isolated
+):
+    """A command whose last line is blank left the spinner with its seconds alone, and Ctrl-C then
+    left a bare `⎿`: now the spinner shows its last words, and the result ends `[interrupted]`."""
+    llm.queue(tool("shell_command", {"command": "echo step 1; echo; sleep 8"}))
+    args = ["--model", "openai/x", "--api-base", llm.url, "--yes", "go"]
+    out = in_a_terminal(args, isolated, keys=[(b"1s step 1", b"\x03")])
+    assert "  ⎿ step 1\n    [interrupted]" in out, out
+
+
 def test_in_a_terminal_compact_shows_a_spinner_with_its_seconds(llm, isolated):
     """Ctrl-C then ends it: the spinner goes, the REPL prompts again, Ctrl-D ends it."""
     llm.queue(text("First."), text("Second."), Stall(text("A summary.", pieces=2)))
