@@ -64,7 +64,9 @@ class Checkpoint:
         of paths, given NUL-separated on its standard input, so any number of them fits."""
         data = "\0".join(stdin).encode(errors="surrogateescape")
         env = self.env if args[0] in ("add", "update-index") else self.reader
-        run = subprocess.run(["git", *args], input=data, env=env, **self.at)
+        # umask: what undo brings back is the user's alone (by git's own umask, a 0600 key came
+        # back 0644); their own changes keep their modes (_restore)
+        run = subprocess.run(["git", *args], input=data, env=env, umask=0o77, **self.at)
         if run.returncode:
             why = run.stderr.decode(errors="replace").strip() or "failed"
             raise Refused(f"git {args[0]}: {why.splitlines()[0][:200]}")
@@ -237,10 +239,10 @@ class Checkpoint:
             (self.root / path).unlink()
         if back := [f":(literal){p}" for p, s in status.items() if s != "D"]:
             self.git("restore", "--worktree", f"--source={source}", *FROM_STDIN, stdin=back)
-        # git sets the x bit alone; a symlink has no mode of its own
+        # git sets the x bit alone (by the umask above, the owner's); a symlink has no mode of its own
         for path, mode in modes.items():
             if not (target := self.root / path).is_symlink():
-                os.chmod(target, mode & ~0o111 | target.lstat().st_mode & 0o111)
+                os.chmod(target, mode & ~0o111 | 0o111 * os.access(target, os.X_OK))
 
     def history(self, n: int = 20) -> list[tuple[str, str, str]]:
         """The newest n turns that /undo would take back: time, request, files."""

@@ -162,3 +162,18 @@ def test_a_file_that_vanishes_while_a_snapshot_reads_it_is_no_error(repo, llm, t
     done = amas(*args, env=env)
     assert "No snapshot" not in done.stderr and Path("out.txt").read_text() == "ran\n", done.stderr
     assert not Path("notes.md.swp").exists() and "out.txt" in amas("undo", env=env).stderr
+
+
+def test_a_private_key_the_agent_moved_or_removed_comes_back_readable_by_the_user_alone(repo, llm):
+    """Undo wrote a file it brought back as git does, by the umask: a 0600 key came back 0644."""
+    for name in ("id_moved", "id_removed", "tool.sh"):
+        Path(name).write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    os.chmod("id_moved", 0o600)
+    os.chmod("id_removed", 0o600)
+    os.chmod("tool.sh", 0o700)
+    yes(llm, shell("mkdir keys && mv id_moved tool.sh keys/ && rm id_removed"), flag="--yolo")
+    assert "Undid 1 turn" in amas("undo").stderr
+    modes = {name: stat.S_IMODE(os.lstat(name).st_mode) for name in ("id_moved", "id_removed")}
+    assert modes == {"id_moved": 0o600, "id_removed": 0o600}
+    assert stat.S_IMODE(os.lstat("tool.sh").st_mode) == 0o700  # its x bit kept
+    assert Path("id_moved").read_text().startswith("-----BEGIN")
