@@ -6,7 +6,6 @@ import re
 import sys
 from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
-from pathlib import Path
 
 from markdown_it import MarkdownIt
 from rich import live, markdown, panel, spinner, syntax, table
@@ -113,7 +112,7 @@ def show_table(rows: list, *headers: str) -> None:
     console.print(grid)
 
 
-def ask(message: str, commands: dict | None = None, history: Path | None = None) -> str:
+def ask(message: str, commands: dict | None = None, history: object = None) -> str:
     """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end.
     With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
     completes the slash commands, its menu showing their help. Without,
@@ -126,7 +125,7 @@ def ask(message: str, commands: dict | None = None, history: Path | None = None)
     return prompt(message, in_thread=True, **(_comforts(commands, history) if commands else {}))
 
 
-def _comforts(commands: dict, history: Path) -> dict:
+def _comforts(commands: dict, history: object) -> dict:
     """The REPL prompt's history file and completion of slash commands, with their help."""
     from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.history import FileHistory
