@@ -9,8 +9,7 @@ from amas_code.config import packaged
 from amas_code.tools import LANGUAGES, ToolError, create_own, grammar, head, inside, project_files
 
 PROMPTS = packaged("prompts.yaml")
-SKILLS, RULE_FILES = Path(".amas/skills"), (".amas/rules.md", "AGENTS.md", "CLAUDE.md")
-MAP, PROMPT_TOKENS, CHARS_PER_TOKEN = Path(".amas/map.md"), 2000, 3  # names tokenize at 3-4 chars
+SKILLS, MAP = Path(".amas/skills"), Path(".amas/map.md")
 
 
 def definitions(path: Path, language: str) -> dict:
@@ -60,10 +59,10 @@ def system_prompt(messages: list, tools_text: str = "") -> str:
     # .amas/skills/NAME.md and NAME/SKILL.md; a skill's name holds its keywords
     found = sorted(p for g in ("*.md", "*/SKILL.md") for p in SKILLS.glob(g))
     chosen = [p for p in found if words(p.parent.name if p.name == "SKILL.md" else p.stem) & recent]
-    files = [p for p in [*map(Path, RULE_FILES), *chosen] if p.is_file() and inside(p)]
+    files = [p for p in [*map(Path, PROMPTS["rule_files"]), *chosen] if p.is_file() and inside(p)]
     context = "\n\n".join(f"## {path}\n{path.read_text('utf-8', 'replace')}" for path in files)
     prompt = PROMPTS["system"].replace("{context}", context or PROMPTS["no_rules"]) + tools_text
-    room = PROMPT_TOKENS * CHARS_PER_TOKEN - len(prompt) - 100
+    room = PROMPTS["tokens"] * PROMPTS["chars_per_token"] - len(prompt) - 100
     project_map = MAP.read_text(errors="replace") if MAP.is_file() and inside(MAP) else ""
     if len(project_map) > room:
         project_map = project_map[: max(room, 0)].rpartition("\n")[0] + PROMPTS["map_cut"]
