@@ -53,8 +53,7 @@ def run(name: str, args: dict | str) -> str:
         return WORDS["unknown_tool"].format(name, ", ".join(HANDLERS))
     try:
         kwargs = dict(json.loads(args or "{}") if isinstance(args, str) else args)  # an object
-        wrong = [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]
-        if wrong:
+        if wrong := [k for k, v in kwargs.items() if not isinstance(v, TYPES[name].get(k, object))]:
             raise TypeError(f"wrong type for {', '.join(wrong)}; see the tool's parameters")
         return HANDLERS[name](**kwargs) or WORDS["empty"]
     except json.JSONDecodeError as e:
