@@ -137,7 +137,7 @@ class Agent:
         lines = [json.dumps({"session": self.session, **m}) for m in self.messages[self.saved :]]
         text = "".join(line + "\n" for line in lines)
         try:
-            tools.create_own(HISTORY, config.redact(text, self.config).encode(), append=True)
+            tools.create_own(HISTORY, config.redact(text, self.config), append=True)
         except (OSError, tools.ToolError) as e:
             ui.warning(f"History not saved: {e}")
         self.saved = len(self.messages)

@@ -63,7 +63,7 @@ def browser_get_text() -> str:
 def browser_screenshot() -> str:
     """Save a screenshot of the current page in .amas/ (kept out of git); returns its path."""
     path = time.strftime(".amas/screenshot-%Y%m%d-%H%M%S.png")  # it may show secrets: .gitignore'd
-    page().screenshot(path=tools.create_own(tools.STATE["root"] / path, b""))
+    page().screenshot(path=tools.create_own(tools.STATE["root"] / path, ""))
     return f"Screenshot saved to {path}"
 
 

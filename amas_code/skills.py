@@ -41,7 +41,7 @@ def init() -> str:
         with suppress(KeyError, OSError, ImportError, ValueError, ToolError):
             found = definitions(Path(name), by_extension[Path(name).suffix])
             lines += [f"{name}: {outline(found)}"] if found else []
-    create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]).encode())
+    create_own(MAP, "\n".join(["# Project map (amas init)", *lines, ""]))
     return f"Mapped {len(lines)} files into {MAP}."
 
 

@@ -172,8 +172,7 @@ def change_file(path: str, new: str, verb: str) -> str:
         return f"The user declined the change to {path}; nothing was written."
     if (real.read_bytes() if real.exists() else None) != shown:  # saved in an editor meanwhile
         raise ToolError(f"{path} changed while the user was deciding; read it again.")
-    data = new.encode("utf-8", "surrogateescape")
-    fresh = create_own(real.with_name(f".{real.name}.amas-new"), data)
+    fresh = create_own(real.with_name(f".{real.name}.amas-new"), new)
     shutil.copymode(real, fresh) if real.exists() else None
     os.replace(fresh, real)
     if before:
@@ -182,9 +181,10 @@ def change_file(path: str, new: str, verb: str) -> str:
     return f"{verb.capitalize()} {path} ({len(new.splitlines())} lines)."
 
 
-def create_own(path: Path, data: bytes, append: bool = False) -> Path:
+def create_own(path: Path, text: str, append: bool = False) -> Path:
     """Write a file Amas Code itself keeps in the project: inside it (its folders made), never through
-    a symlink, and created exclusively unless it is appended to."""
+    a symlink, and created exclusively unless it is appended to. A byte that was not UTF-8 when read
+    (a surrogate) is written back as it was."""
     if not inside(path.parent):
         raise ToolError(f"{path.parent} leads outside the project; not writing {path.name}")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -195,7 +195,7 @@ def create_own(path: Path, data: bytes, append: bool = False) -> Path:
         path.unlink(missing_ok=True)
     how = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_EXCL)
     with open(os.open(path, how, 0o644), "wb") as file:
-        file.write(data)
+        file.write(text.encode(errors="surrogateescape"))
     return path
 
 
