@@ -137,12 +137,11 @@ def _comforts(commands: dict, history: object) -> dict:
 
 def confirm(question: str) -> bool | None:
     """Yes/no, default no. With no terminal nobody can answer, so the answer is no. Ctrl-C is
-    not an answer: it goes up and ends the turn, as it does anywhere else."""
+    not an answer: it goes up and ends the turn, as it does anywhere else. None is a no."""
     if not INTERACTIVE:  # the warning's None: no
         return warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo all)")
     from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
 
     tcflush(sys.stdin, TCIFLUSH)  # keys typed ahead, while the model worked, answer nothing
-    with suppress(EOFError):  # Ctrl-D answers no
+    with suppress(EOFError):  # Ctrl-D answers no: None
         return ask(f"{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
-    return False
