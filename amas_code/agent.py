@@ -146,8 +146,8 @@ class Agent:
         """Give every tool call of the last assistant message a result, so the history stays valid;
         returns those calls (none: the interruption came while the model answered)."""
         last = max(i for i, m in enumerate(self.messages) if m["role"] != "tool")
-        answered = len(self.messages) - last - 1  # results are appended in the calls' order
-        pending = self.messages[last].get("tool_calls", [])[answered:]
+        # its results follow it in its calls' order: the calls past the results so far are pending
+        pending = self.messages[last].get("tool_calls", [])[len(self.messages) - last - 1 :]
         self.messages += [message("tool", text, tool_call_id=c["id"]) for c in pending]
         return pending
 
