@@ -113,8 +113,10 @@ def judge(command: str) -> bool:
 
 def allowed(question: str, risky: bool = False) -> bool:
     """Yes without asking under --yes; what is `risky` (no /undo for it, or it can destroy data, or
-    it reads outside the project) only under --yolo. Otherwise the user answers."""
-    return bool(STATE["config"].get("yolo" if risky else "auto_accept")) or ui.confirm(question)
+    it reads outside the project) only under --yolo. Otherwise the user answers; what is not risky
+    can be answered `a`, for every later question of its kind (its first word: Apply, Run)."""
+    kind = "" if risky else question.split()[0]
+    return STATE["config"].get("yolo" if risky else "auto_accept") or ui.confirm(question, kind)
 
 
 def inside(path: str | Path) -> bool:

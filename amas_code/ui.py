@@ -34,6 +34,7 @@ def _say(symbol: str, style: str, msg: str) -> None:
 info, success = partial(_say, "ℹ", "blue"), partial(_say, "✓", "green")
 warning, error = partial(_say, "⚠", "yellow"), partial(_say, "✗", "red")
 pieces = []  # the answer being streamed, as its pieces came (the model's callback appends)
+always = set()  # the kinds of question answered `a`: asked no more this session
 
 
 @contextmanager
@@ -135,13 +136,19 @@ def _comforts(commands: dict, history: object) -> dict:
     return dict(history=FileHistory(history), completer=completer)
 
 
-def confirm(question: str) -> bool | None:
-    """Yes/no, default no. With no terminal nobody can answer, so the answer is no. Ctrl-C is
-    not an answer: it goes up and ends the turn, as it does anywhere else. None is a no."""
+def confirm(question: str, kind: str = "") -> bool | None:
+    """Yes/no, default no; with a `kind`, `a` (always, as aider's "All") says yes to this question
+    and to every later one of that kind in this session. With no terminal nobody can answer, so the
+    answer is no. Ctrl-C is not an answer: it goes up and ends the turn, as it does anywhere else.
+    None is a no."""
+    if kind in always:
+        return True
     if not INTERACTIVE:  # the warning's None: no
         return warning(f"{question} → no (no terminal to ask; --yes allows edits, --yolo all)")
     from termios import TCIFLUSH, tcflush  # POSIX, as the shell tool is
 
     tcflush(sys.stdin, TCIFLUSH)  # keys typed ahead, while the model worked, answer nothing
     with suppress(EOFError):  # Ctrl-D answers no: None
-        return ask(f"{safe(question)} [y/N] ").strip().lower() in ("y", "yes")
+        answer = ask(f"{safe(question)} [y/N{'/a' * bool(kind)}] ").strip().lower()
+        always.update([kind] if kind and answer in ("a", "always") else [])
+        return answer in ("y", "yes") or kind in always

@@ -214,3 +214,34 @@ def test_clear_starts_a_new_conversation_and_exit_leaves_as_quit_does(llm, confi
     assert asked == ["what was the number?"], asked  # nothing of the conversation before /clear
     history = Path(".amas/history.jsonl").read_text()
     assert "remember 42" in history and "what was the number?" in history  # both kept there
+
+
+def test_a_at_a_question_answers_yes_to_every_later_one_of_its_kind_but_destroying_asks(
+    llm, isolated
+):
+    """aider's "All": `a` to a command's question runs the later ones unasked; an edit still asks,
+    and so does a command that can destroy data, each time."""
+    from test_look import in_a_terminal
+
+    llm.queue(
+        tool("shell_command", {"command": "echo 1 > one.txt"}),
+        tool("shell_command", {"command": "echo 2 > two.txt"}),
+        tool("shell_command", {"command": "rm one.txt"}),
+        tool("write_file", {"path": "app.py", "content": "x = 1\n"}),
+        tool("shell_command", {"command": "echo 3 > three.txt"}),
+        text("Done."),
+    )
+    keys = [
+        (b"Run it? [y/N/a]", b"a\r"),
+        (b"data. Run it? [y/N]", b"n\r"),
+        (b"app.py? [y/N/a]", b"y\r"),
+    ]
+    out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated, keys)
+    assert out.count("Run it? [y/N/a]") == 1, out  # two.txt and three.txt ran unasked
+    assert "This command can destroy data. Run it? [y/N] n" in out  # no `a` offered
+    assert [Path(f).read_text() for f in ("one.txt", "two.txt", "three.txt")] == [
+        "1\n",
+        "2\n",
+        "3\n",
+    ]
+    assert Path("app.py").read_text() == "x = 1\n" and "Done." in out

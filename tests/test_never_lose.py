@@ -50,7 +50,7 @@ def test_a_save_made_while_the_question_waits_is_kept_and_the_model_told(
 ):
     tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
 
-    def user_saves_then_answers_yes(question: str) -> bool:
+    def user_saves_then_answers_yes(question: str, kind: str) -> bool:
         Path(path).write_text("saved by the user meanwhile\n")
         return True
 
@@ -63,7 +63,7 @@ def test_a_save_made_while_the_question_waits_is_kept_and_the_model_told(
 
 def test_an_unchanged_file_is_written_after_the_answer(repo, monkeypatch):
     tools.STATE.update(checkpoint=Checkpoint("."), root=repo)
-    monkeypatch.setattr(ui, "confirm", lambda question: True)
+    monkeypatch.setattr(ui, "confirm", lambda question, kind: True)
     assert tools.run("write_file", {"path": "app.py", "content": "x\n"}).startswith("Wrote")
     assert Path("app.py").read_text() == "x\n" and agent_commits(repo) == ["[amas] wrote app.py"]
 

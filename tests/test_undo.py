@@ -137,7 +137,7 @@ def test_a_save_made_while_the_command_question_waited_is_not_taken_back(repo, c
     from amas_code import ui
     from amas_code.agent import Agent
 
-    def save_then_yes(question: str) -> bool:  # the user saves in the editor, then answers
+    def save_then_yes(question: str, kind: str) -> bool:  # the user saves in the editor, then answers
         Path("app.py").write_text("saved while the question waited\n")
         return True
 
