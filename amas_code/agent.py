@@ -204,7 +204,7 @@ class Agent:
 
     def cmd_redo(self, arg: str) -> None:
         """/redo [n]: put back what the last /undo took back."""
-        ui.success(self.noted(self.checkpoint.redo(arg)))
+        ui.success(self.noted(self.checkpoint.undo(arg, redo=True)))
 
     def cmd_checkpoint(self, arg: str) -> None:
         """List the agent's turns that changed files, newest first; /undo N takes back the newest N."""

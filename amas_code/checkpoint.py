@@ -10,7 +10,6 @@ import signal
 import subprocess
 import time
 from contextlib import contextmanager, suppress
-from functools import partialmethod
 from pathlib import Path
 
 from git import GitCommandError, InvalidGitRepositoryError, NoSuchPathError, Repo
@@ -193,13 +192,14 @@ class Checkpoint:
         out = self.git("diff-tree", "-r", "-z", "--no-renames", "--name-status", a, b).split("\0")
         return dict(zip(out[1::2], out[::2]))
 
-    def _repeat(self, n: int | str = 0, *, undo: bool) -> str:
-        """Take back (or put back) the newest n turns; redo with no n, as many as undo took back."""
+    def undo(self, n: int | str = 0, redo: bool = False) -> str:
+        """Take back (or, to redo, put back) the newest n turns; a redo with no n puts back as many
+        as the last undo took back."""
         if not self.dir:
             raise Refused("Checkpoints are off (checkpoint_on_edit: false, or a bare repository).")
         with self.locked():
-            state, (source, target) = self.load(), ("undo", "redo")[:: 1 if undo else -1]
-            n = n or (1 if undo else state.get("last", 1))
+            state, (source, target) = self.load(), ("undo", "redo")[:: -1 if redo else 1]
+            n = n or (state.get("last", 1) if redo else 1)
             if not str(n).isdecimal() or not int(n):
                 raise Refused(f"Expected a number of turns, not {n!r}.")
             if not state[source]:
@@ -207,15 +207,12 @@ class Checkpoint:
             turns = [state[source].pop() for _ in range(min(int(n), len(state[source])))]
             # each snapshot reads them all: the first, before any write, is where undo refuses
             paths = [p for turn in turns for change in turn["changes"] for p in change["paths"]]
-            kept = [p for turn in turns for p in self._apply(turn, undo, paths)]
+            kept = [p for turn in turns for p in self._apply(turn, not redo, paths)]
             state[target] += turns
-            self.store({**state, "last": len(turns)} if undo else state)
+            self.store(state if redo else {**state, "last": len(turns)})
         what = "; ".join(f"{t['request'][:40]!r}: {files(t, kept)}" for t in turns)
         also = f" Kept as they are, changed since: {', '.join(sorted(set(kept)))}." if kept else ""
-        return f"{('Redid', 'Undid')[undo]} {len(turns)} turn{'s'[len(turns) < 2 :]}: {what}.{also}"
-
-    undo = partialmethod(_repeat, undo=True)
-    redo = partialmethod(_repeat, undo=False)
+        return f"{('Undid', 'Redid')[redo]} {len(turns)} turn{'s'[len(turns) < 2 :]}: {what}.{also}"
 
     def _apply(self, turn: dict, undo: bool, paths: list[str]) -> list[str]:
         """Take back a turn's changes, newest first (or put them back, oldest first), each file only

@@ -118,11 +118,11 @@ def test_undo_then_redo_gives_back_the_same_files_and_leaves_the_branch(repo):
     cp = Checkpoint()
     cp.undo()
     assert Path("A").read_text() == "A committed\n" and git(repo, "status", "--porcelain") == ""
-    assert "Redid" in cp.redo()
+    assert "Redid" in cp.undo(redo=True)
     assert snapshot(repo) == files and git(repo, "status", "--porcelain") == status
     assert git(repo, "rev-parse", "HEAD") == head
     with pytest.raises(Refused, match="Nothing to redo"):
-        cp.redo()
+        cp.undo(redo=True)
 
 
 def test_untracked_files_and_directories_survive_undo_and_redo(repo):
@@ -135,7 +135,7 @@ def test_untracked_files_and_directories_survive_undo_and_redo(repo):
     untracked = {k: v for k, v in snapshot(repo).items() if k.startswith("scratch/")}
     cp = Checkpoint()
     cp.undo()
-    cp.redo()
+    cp.undo(redo=True)
     assert cp.undo(2).startswith("Undid")
     assert Path("A").read_text() == "A1\n" and not Path("new.txt").exists()
     assert {k: v for k, v in snapshot(repo).items() if k.startswith("scratch/")} == untracked
@@ -146,7 +146,7 @@ def test_a_created_file_is_removed_by_undo_and_back_after_redo(repo):
     cp = Checkpoint()
     cp.undo()
     assert not Path("pkg/new.py").exists() and git(repo, "status", "--porcelain") == ""
-    cp.redo()
+    cp.undo(redo=True)
     assert Path("pkg/new.py").read_text() == "x = 1\n"
     assert git(repo, "status", "--porcelain") == "?? pkg/\n"  # the user's to add, or not
 
@@ -303,13 +303,13 @@ def check_undo_redo(root: Path, kind: str, before: dict, stacks: dict) -> None:
     head = branch_head(root)
     if not stacks[kind]:
         with pytest.raises(Refused, match=f"Nothing to {kind}"):
-            getattr(Checkpoint(str(root)), kind)(1)
+            Checkpoint(str(root)).undo(1, redo=kind == "redo")
         assert snapshot(root) == before
         return
     name, old, new = stacks[kind].pop()
     stacks["redo" if kind == "undo" else "undo"].append((name, old, new))
     at, to = (new, old) if kind == "undo" else (old, new)
-    done = getattr(Checkpoint(str(root)), kind)(1)
+    done = Checkpoint(str(root)).undo(1, redo=kind == "redo")
     after = snapshot(root)
     if before.get(name) == at:
         assert after.get(name) == to and "Kept" not in done

@@ -91,7 +91,7 @@ def test_undo_then_redo_with_an_up_to_date_remote(remote, repo):
     assert cp.undo().startswith("Undid")
     assert Path("a.txt").read_text() == "a committed\n" and head(repo) == pushed
     assert git(repo, "status", "--porcelain") == ""
-    assert cp.redo().startswith("Redid")
+    assert cp.undo(redo=True).startswith("Redid")
     assert Path("a.txt").read_text() == "a by agent\n" and head(repo) == pushed
     assert git(repo, "status", "--porcelain") == " M a.txt\n"  # uncommitted, the user's to commit
 
@@ -160,13 +160,13 @@ def test_git_gc_between_an_undo_and_its_redo(repo):
     for where in (git, own_git):  # the user's gc, and one in Amas's repository too
         where(repo, "reflog", "expire", "--expire=now", "--all")
         where(repo, "gc", "-q", "--prune=now")
-    assert cp.redo() == "Redid 2 turns: 'edit a': a.txt; 'make new': new/made.txt."
+    assert cp.undo(redo=True) == "Redid 2 turns: 'edit a': a.txt; 'make new': new/made.txt."
     assert user_state(repo) == state
     assert Path("a.txt").read_text() == "a by agent\n"
     assert Path("new/made.txt").read_text() == "made by agent\n"
     cp.undo(2)  # and the bytes the undo needs survived too
     git(repo, "gc", "-q", "--prune=now")
-    cp.redo(2)
+    cp.undo(2, redo=True)
     cp.undo(2)
     assert Path("a.txt").read_text() == "uncommitted user edit\n"
 
@@ -178,15 +178,15 @@ def test_redo_repeats_as_many_as_the_last_undo(repo):
     cp = Checkpoint()
     cp.undo(2)
     assert Path("a.txt").read_text() == "a0\n"
-    assert cp.redo() == "Redid 2 turns: 'a1': a.txt; 'a2': a.txt."
+    assert cp.undo(redo=True) == "Redid 2 turns: 'a1': a.txt; 'a2': a.txt."
     assert Path("a.txt").read_text() == "a2\n"
     with pytest.raises(Refused, match="Nothing to redo"):
-        cp.redo()
+        cp.undo(redo=True)
     cp.undo(3)
     assert Path("a.txt").read_text() == "a committed\n"
     with pytest.raises(Refused, match="Nothing to undo"):
         cp.undo()
-    assert cp.redo(4).startswith("Redid 3 turns")  # as many as there are
+    assert cp.undo(4, redo=True).startswith("Redid 3 turns")  # as many as there are
     assert Path("a.txt").read_text() == "a2\n"
 
 
@@ -197,7 +197,7 @@ def test_a_redo_keeps_what_the_user_changed_after_the_undo_and_names_it(repo):
     cp = Checkpoint()
     cp.undo(2)
     Path("b.txt").write_text("user changed b after the undo\n")
-    done = cp.redo(2)
+    done = cp.undo(2, redo=True)
     assert done.startswith("Redid 2 turns")
     assert done.endswith("Kept as they are, changed since: b.txt.")
     assert Path("a.txt").read_text() == "a1\n"
@@ -208,7 +208,7 @@ def test_redo_before_any_undo_has_nothing_to_redo(repo):
     as_agent()
     write("a.txt", "a by agent\n")
     with pytest.raises(Refused, match="^Nothing to redo.$"):
-        Checkpoint().redo()
+        Checkpoint().undo(redo=True)
     assert Path("a.txt").read_text() == "a by agent\n"
 
 
@@ -220,7 +220,7 @@ def test_redo_after_an_undo_that_kept_a_file_keeps_it_again(repo):
     undone = Checkpoint().undo(2)
     assert undone.startswith("Undid 2 turns") and "changed since: a.txt." in undone
     assert Path("b.txt").read_text() == "b committed\n"
-    redone = Checkpoint().redo()
+    redone = Checkpoint().undo(redo=True)
     assert redone.startswith("Redid 2 turns") and "changed since: a.txt." in redone
     assert Path("b.txt").read_text() == "b by agent\n"
     assert Path("a.txt").read_text() == "the user's later edit\n"
@@ -235,7 +235,7 @@ def test_a_user_commit_after_the_undo_does_not_block_redo_and_the_branch_stays(r
     git(repo, "add", "c.txt")
     git(repo, "commit", "-qm", "user: after the undo")
     commit, index = head(repo), git(repo, "ls-files", "-s")
-    assert cp.redo().startswith("Redid")
+    assert cp.undo(redo=True).startswith("Redid")
     assert (head(repo), git(repo, "ls-files", "-s")) == (commit, index)
     assert Path("a.txt").read_text() == "a by agent\n" and Path("c.txt").read_text() == "user's\n"
     assert git(repo, "status", "--porcelain") == " M a.txt\n"
@@ -249,7 +249,7 @@ def test_undo_and_redo_in_an_empty_repository_never_make_a_commit(isolated):
     cp.undo()
     assert branch_head(isolated) == ""
     assert not Path("first.txt").exists() and git(isolated, "ls-files") == ""
-    cp.redo()
+    cp.undo(redo=True)
     assert own_subjects(isolated) == ["[amas] wrote first.txt"]
     assert branch_head(isolated) == ""
     assert Path("first.txt").read_text() == "first\n"
@@ -288,12 +288,12 @@ def test_a_new_edit_keeps_the_redo_stack_and_redo_keeps_the_new_edit(repo):
     cp.undo()
     turn("edit b", "b.txt", "b by agent, a new edit\n")
     assert [request for _, request, _ in Checkpoint().history()] == ["edit b"]
-    assert Checkpoint().redo() == "Redid 1 turn: 'edit a': a.txt."
+    assert Checkpoint().undo(redo=True) == "Redid 1 turn: 'edit a': a.txt."
     assert Path("a.txt").read_text() == "a by agent\n"
     assert Path("b.txt").read_text() == "b by agent, a new edit\n"
     assert cp.undo() == "Undid 1 turn: 'edit a': a.txt."  # redo had put it on top
     turn("edit a again", "a.txt", "a, the agent's second try\n")
-    assert Checkpoint().redo(1).endswith("Kept as they are, changed since: a.txt.")
+    assert Checkpoint().undo(1, redo=True).endswith("Kept as they are, changed since: a.txt.")
     assert Path("a.txt").read_text() == "a, the agent's second try\n"  # the newer change stays
 
 
@@ -330,7 +330,7 @@ def test_an_executable_keeps_mode_100755_in_the_checkpoint_and_after_undo_and_re
     cp.undo()
     assert Path("run.sh").read_text() == "#!/bin/sh\necho committed\n"
     assert os.access("run.sh", os.X_OK) and git(repo, "status", "--porcelain") == ""
-    cp.redo()
+    cp.undo(redo=True)
     assert Path("run.sh").read_text() == "#!/bin/sh\necho agent\n"
     assert entry(repo, "run.sh").startswith("100755") and os.access("run.sh", os.X_OK)
     assert git(repo, "status", "--porcelain") == " M run.sh\n"
@@ -380,7 +380,7 @@ def test_redo_of_a_file_whose_folder_the_user_deleted(repo):
     cp.undo()
     assert not Path("pkg/sub/mod.py").exists()
     subprocess.run(["rm", "-rf", "pkg"], check=True)
-    assert cp.redo().startswith("Redid")
+    assert cp.undo(redo=True).startswith("Redid")
     assert Path("pkg/sub/mod.py").read_text() == "x = 1\n"
     assert git(repo, "status", "--porcelain") == "?? pkg/\n"
 
@@ -398,7 +398,7 @@ def test_file_names_starting_with_a_dash(repo):
     cp = Checkpoint()
     assert cp.undo().startswith("Undid 1 turn: '': --new.txt, -e.txt.")
     assert Path("-e.txt").read_text() == "dash, uncommitted\n" and not Path("--new.txt").exists()
-    assert cp.redo().startswith("Redid")
+    assert cp.undo(redo=True).startswith("Redid")
     assert Path("-e.txt").read_text() == "dash by agent\n"
     assert Path("--new.txt").read_text() == "new dash file\n"
     assert git(repo, "status", "--porcelain") == " M -e.txt\n?? --new.txt\n"
@@ -468,7 +468,7 @@ def test_undo_and_redo_while_git_is_busy_write_only_the_work_tree(repo, start, n
     assert Checkpoint().undo() == "Undid 1 turn: 'a1': a.txt."
     assert Path("a.txt").read_text() == "a committed\n"
     assert (head(repo), git(repo, "ls-files", "-s")) == head_and_index
-    assert Checkpoint().redo() == "Redid 1 turn: 'a1': a.txt."
+    assert Checkpoint().undo(redo=True) == "Redid 1 turn: 'a1': a.txt."
     assert Path("a.txt").read_text() == "a1\n" and Path(".git", name).exists()
     done = amas("undo")
     assert done.returncode == 0 and "Traceback" not in done.stderr
