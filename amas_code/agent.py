@@ -2,6 +2,7 @@
 
 import json
 import time
+from collections import Counter
 from contextlib import suppress
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def is_request(m: dict) -> bool:
 
 class Agent:
     def __init__(self, config: dict):
-        self.config, self.note = config, ""  # note: what the next request tells the model first
+        self.config, self.note, self.tokens = config, "", Counter()  # note: for the next request
         self.cmd_clear()
         self.mode = {"native": "native", "text": "text"}.get(config.get("tool_mode"), "auto")
         self.checkpoint = checkpoint.Checkpoint(".", config.get("checkpoint_on_edit", True))
@@ -39,7 +40,7 @@ class Agent:
         """Run one request until the model stops calling tools; returns an exit code."""
         self.messages.append(message("user", self.note + text))
         self.checkpoint.begin(text)  # what this request changes, /undo takes back in one step
-        self.note, tools.STATE["done"] = "", []  # done: what this turn writes and runs
+        self.note, tools.STATE["done"], self.tokens = "", [], Counter()  # what this turn does
         try:
             self.rounds()
         except KeyboardInterrupt:
@@ -52,7 +53,7 @@ class Agent:
             return e.exit_code
         finally:  # the history is written once a turn, however it ends (SIGTERM is a SystemExit)
             self.remember()
-        ui.show_summary(tools.STATE["done"])
+        ui.show_summary([*tools.STATE["done"], providers.spent(self.config["model"], self.tokens)])
         return 0
 
     def rounds(self) -> None:
@@ -104,6 +105,7 @@ class Agent:
             ui.warning("The model refused native tool calls; switching to text tool calls.")
             return self.call(messages, on_chunk)
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
+        self.tokens.update({k: usage.get(k) or 0 for k in ("prompt_tokens", "completion_tokens")})
         return reply
 
     def cmd_compact(self, arg: str = "") -> None:

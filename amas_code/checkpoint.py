@@ -139,8 +139,7 @@ class Checkpoint:
         if whole or staged is not None:  # what git tracks, then what is new: a walk for each
             names += self.git("diff-files", "-z", "--name-only").split("\0")[:-1]  # as add -u
             names += self._new()  # a file gone after it was listed is no error: --remove
-        if names:
-            self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
+        self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
         tree = self.git("write-tree")
         # the newest snapshot's tree, then "-p" and that snapshot: the new one's parent
         keep = self.git("for-each-ref", "--format=%(tree) -p %(objectname)", KEEP).split() or [""]

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+from contextlib import suppress
 
 from amas_code.config import WORDS, packaged, redact
 
@@ -47,6 +48,14 @@ def complete(messages: list, tools: list | None, config: dict, on_chunk: object 
         raise classify(e, config) from None
     response = litellm.stream_chunk_builder(chunks, messages=messages)
     return to_message(response.choices[0].message), dict(getattr(response, "usage", None) or {})
+
+
+def spent(model: str, tokens: dict) -> str | None:
+    """A turn's tokens, sent and received, and what they cost, when litellm prices the model."""
+    from litellm import cost_per_token  # loaded with the first reply
+
+    with suppress(Exception):  # litellm's only word for a model it does not price
+        return WORDS["spent"].format(**tokens, cost=sum(cost_per_token(model, **tokens)))
 
 
 def to_message(message: object) -> dict:

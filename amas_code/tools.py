@@ -21,7 +21,7 @@ TOOLS: list[dict] = []
 HANDLERS: dict = {}
 TYPES: dict = {}  # tool name -> {parameter: its Python type}, for checking what a model sends
 STATE: dict = {"config": DEFAULT_CONFIG, "checkpoint": None, "root": ".", "done": []}
-MAX_READ, MAX_OUTPUT, MAX_HITS, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 200, 2_000_000, 1_000_000
+MAX_READ, MAX_OUTPUT, MAX_FETCH, MAX_SEARCH = 50_000, 30_000, 2_000_000, 1_000_000
 # The judge reads bash, so commands run with bash where there is one (/bin/sh may be dash).
 GIT_FILES, BASH = ["git", "ls-files", "-co", "--exclude-standard", "-z"], shutil.which("bash")
 RULES, LANGUAGES = packaged("destructive.yaml"), packaged("languages.yaml")
@@ -300,8 +300,7 @@ def search_files(pattern: str, path: str = ".") -> str:
             text = head(Path(path, name), MAX_SEARCH)[0].decode(errors="replace")
             lines = redact(text, STATE["config"]).splitlines()  # before a line is cut: a cut key
             hits += [f"{name}:{i}: {s[:200]}" for i, s in enumerate(lines, 1) if regex.search(s)]
-    more = f"\n[… {len(hits) - MAX_HITS} more matches]" if len(hits) > MAX_HITS else ""
-    return "\n".join(hits[:MAX_HITS]) + more if hits else f"No matches for {pattern!r} in {path}."
+    return clip("\n".join(hits), MAX_OUTPUT) if hits else f"No matches for {pattern!r} in {path}."
 
 
 def search_google(query: str) -> str:

@@ -95,15 +95,13 @@ def show_tool_call(name: str, args: str) -> None:
 
 def show_result(result: str, tail: int = 1) -> None:
     """A tool's result as its last line, dim, or its last `tail` lines (a command's `2 passed`)."""
-    lines = result.splitlines() or [""]
-    more = f" (+{len(lines) - tail} lines)" if len(lines) > tail else ""
-    console.print(Text(safe("  ⎿ " + "\n    ".join(lines[-tail:]) + more), style="dim"))
+    console.print(Text(safe("  ⎿ " + "\n    ".join(result.splitlines()[-tail:])), style="dim"))
 
 
 def show_summary(done: list) -> None:
-    """After a turn: what it wrote and ran, in one dim line; nothing if it did neither."""
-    if done:
-        console.print(Text(safe(" · ".join(done)), style="dim"))
+    """After a turn, in one dim line: what it wrote and ran, and what it spent (None: unknown)."""
+    if any(done):
+        console.print(Text(safe(" · ".join(filter(None, done))), style="dim"))
 
 
 def show_table(rows: list, *headers: str) -> None:

@@ -238,7 +238,7 @@ def test_a_tool_call_shows_in_a_panel_and_a_command_shows_its_last_lines(llm, is
     done = one_shot(llm, tool("shell_command", {"command": lines}), text("ok"))
     assert "╭" in done.stderr and "│ shell_command" in done.stderr and done.stdout == "ok\n"
     assert "line 9\n" in done.stderr and "2 passed" in done.stderr and "line 2\n" not in done.stderr
-    assert "[exit code 0] (+5 lines)" in done.stderr
+    assert "    2 passed\n    [exit code 0]\n" in done.stderr  # the last lines, as they ran
 
 
 def test_a_tool_panel_reads_like_the_call_and_a_command_shows_once(llm, isolated):
@@ -272,6 +272,22 @@ def test_the_summary_lists_what_was_written_and_run(llm, isolated):
     done = one_shot(llm, *replies)
     assert done.stdout == "Done.\n"  # the answer alone; the summary is stderr's last line
     assert done.stderr.splitlines()[-1] == "wrote app.py · ran echo hi"
+
+
+def test_the_summary_adds_the_turns_tokens_and_their_cost_when_litellm_prices_the_model(
+    llm, isolated
+):
+    """As aider shows them after every reply: the tokens the turn's requests sent and received,
+    summed, and what they cost by litellm's price of the model; a model it does not price: none."""
+    llm.usage = {"prompt_tokens": 12000, "completion_tokens": 800, "total_tokens": 12800}
+    replies = [tool("shell_command", {"command": "echo hi"}), text("Done.")]
+    done = one_shot(llm, *replies, model="openai/gpt-4o-mini")
+    last = done.stderr.splitlines()[-1]
+    assert last == "ran echo hi · 24,000 tokens sent, 1,600 received, $0.0046", done.stderr
+    done = one_shot(llm, text("Hello."), model="openai/gpt-4o-mini")  # no tools: the tokens alone
+    assert done.stderr.splitlines()[-1] == "12,000 tokens sent, 800 received, $0.0023"
+    done = one_shot(llm, text("Hello."), model="openai/unpriced-model")
+    assert "tokens sent" not in done.stderr
 
 
 def test_a_declined_command_is_not_in_the_summary_and_an_empty_summary_shows_nothing(llm, isolated):

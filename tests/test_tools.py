@@ -129,3 +129,10 @@ def test_schemas_come_from_the_handlers():
     assert shell["required"] == ["command"] and shell["properties"]["timeout"]["type"] == "integer"
     assert schema["edit_file"]["parameters"]["required"] == ["path", "old_str", "new_str"]
     assert all(f["description"] for f in schema.values())
+
+
+def test_a_search_that_matches_everywhere_gives_its_head_and_tail_within_the_output_bound():
+    Path("big.txt").write_text("".join(f"hit number {i}\n" for i in range(20_000)))
+    result = tools.search_files("hit")
+    assert result.startswith("big.txt:1: hit number 0\n") and result.endswith(": hit number 19999")
+    assert len(result) < tools.MAX_OUTPUT + 200 and "characters cut" in result
