@@ -101,8 +101,7 @@ class Agent:
         except providers.ProviderError as e:
             if e.kind != "tools" or self.mode != "auto":
                 raise
-            self.mode = "text"
-            ui.warning("The model refused native tool calls; switching to text tool calls.")
+            self.mode = "text"  # silently: its calls show as any other
             return self.call(messages, on_chunk)
         self.used = usage.get("total_tokens") or 0  # what the provider counted: exact, and free
         self.tokens.update({k: usage.get(k) or 0 for k in ("prompt_tokens", "completion_tokens")})

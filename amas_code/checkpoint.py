@@ -155,7 +155,10 @@ class Checkpoint:
         staged and did not commit: returned, for the snapshot to read again from the work tree and
         keep its own copy (a file git ignores, a big one too). Then the whole tree must be read
         (conflicts resolve). None when seeded before."""
-        if not self.seed or not self.seed.is_file():
+        # not where a filter (LFS, nbstripout, git-crypt) keeps in git what it makes of a file: the
+        # snapshot would hold that (a pointer, a notebook without its outputs), not the file
+        found = self.git(f"--git-dir={self.seed.parent}", "config", "-l") if self.seed else ""
+        if not self.seed or not self.seed.is_file() or "\nfilter." in f"\n{found}":
             return None
         shutil.copy2(self.seed, self.dir / "index")
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")

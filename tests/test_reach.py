@@ -5,6 +5,7 @@ import os
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import amas, git, git_init
@@ -177,3 +178,20 @@ def test_a_private_key_the_agent_moved_or_removed_comes_back_readable_by_the_use
     assert modes == {"id_moved": 0o600, "id_removed": 0o600}
     assert stat.S_IMODE(os.lstat("tool.sh").st_mode) == 0o700  # its x bit kept
     assert Path("id_moved").read_text().startswith("-----BEGIN")
+
+
+def test_a_file_the_repositorys_own_filter_cleans_comes_back_as_it_was_in_the_work_tree(repo, llm):
+    """nbstripout, git-crypt and LFS keep in git what their clean filter makes of a file (outputs
+    stripped, encrypted, a pointer): a snapshot that started from the user's index gave that back
+    in place of the file, and the notebook's outputs were lost."""
+    git(repo, "config", "filter.strip.clean", "sed /^#out/d")  # as nbstripout strips outputs
+    git(repo, "config", "filter.strip.smudge", "cat")
+    Path(".gitattributes").write_text("*.nb filter=strip\n")
+    Path("a.nb").write_text("code\n#out 42\n")
+    os.utime("a.nb", (time.time() - 100, time.time() - 100))  # older than the index: trusted
+    git(repo, "add", ".gitattributes", "a.nb")
+    git(repo, "commit", "-qm", "user: a notebook, its outputs stripped in git")
+    assert git(repo, "show", "HEAD:a.nb") == "code\n" and git(repo, "status", "--short") == " M app.py\n"
+    yes(llm, shell("echo '#out 43' >> a.nb"))
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("a.nb").read_text() == "code\n#out 42\n"

@@ -120,13 +120,13 @@ def test_auto_mode_switches_to_text_when_the_provider_rejects_tools(llm, config,
     agent = Agent(config)
     assert agent.turn("list") == 0 and agent.turn("more") == 0
     assert ["tools" in r["body"] for r in llm.requests] == [True, False, False, False]
-    assert "switching to text tool calls" in capsys.readouterr().err
+    assert "BadRequestError" not in capsys.readouterr().err  # the refusal is no error: it goes on
 
 
 def test_a_model_named_like_a_tool_is_not_mistaken_for_a_tools_refusal(llm, config, capsys):
     llm.queue((400, {"error": {"message": "temperature must be at most 2"}}))
     assert Agent({**config, "model": "openai/functionary-tools"}).turn("hi") == 1
-    assert "switching" not in capsys.readouterr().err and len(llm.requests) == 1
+    assert "temperature must be at most 2" in capsys.readouterr().err and len(llm.requests) == 1
 
 
 def test_groq_tool_use_failed_is_recovered_in_text_mode(llm, config, capsys):
@@ -150,7 +150,7 @@ def test_groq_tool_use_failed_is_recovered_in_text_mode(llm, config, capsys):
         text("ok"),
     )
     assert Agent(config).turn("read") == 0
-    assert "switching to text tool calls" in capsys.readouterr().err
+    assert "tool_use_failed" not in capsys.readouterr().err  # the refusal is no error: it goes on
     assert "tools" not in llm.requests[1]["body"] and "alpha" in last_user(llm.requests[2])
 
 
