@@ -147,6 +147,6 @@ def confirm(question: str, kind: str = "") -> bool | None:
 
     tcflush(sys.stdin, TCIFLUSH)  # keys typed ahead, while the model worked, answer nothing
     with suppress(EOFError):  # Ctrl-D answers no: None
-        answer = ask(f"{safe(question)} [y/N{'/a' * bool(kind)}] ").strip().lower()
+        answer = ask(f"{safe(question)} [y/N{'/a=always' * bool(kind)}] ").strip().lower()
         always.update([kind] if kind and answer in ("a", "always") else [])
         return answer in ("y", "yes") or kind in always
