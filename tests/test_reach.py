@@ -195,3 +195,22 @@ def test_a_file_the_repositorys_own_filter_cleans_comes_back_as_it_was_in_the_wo
     yes(llm, shell("echo '#out 43' >> a.nb"))
     assert "Undid 1 turn" in amas("undo").stderr
     assert Path("a.nb").read_text() == "code\n#out 42\n"
+
+
+def test_a_sparse_index_is_read_as_the_sparse_checkout_it_is(repo, llm):
+    """The user's index holds whole folders as one entry (`sparse-checkout --sparse-index`): the
+    snapshot takes what is checked out, undo gives back the agent's change and nothing else, and
+    the folders outside the cone stay out of the work tree."""
+    for folder in ("src", "docs"):
+        files(folder, 3)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "user: two folders")
+    git(repo, "sparse-checkout", "init", "--cone", "--sparse-index")
+    git(repo, "sparse-checkout", "set", "src")
+    assert "docs/\n" in git(repo, "ls-files", "--sparse") and not Path("docs").exists()
+    Path("src/0.csv").write_text("the user's work\n")
+    yes(llm, shell("echo agent > src/1.csv && echo agent >> src/0.csv"))
+    assert "Undid 1 turn" in amas("undo").stderr
+    assert Path("src/0.csv").read_text() == "the user's work\n"
+    assert Path("src/1.csv").read_text() == "the user's row 1\n" and not Path("docs").exists()
+    assert git(repo, "status", "--short") == " M src/0.csv\n"
