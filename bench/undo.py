@@ -54,6 +54,7 @@ def measure(files: int) -> None:
     first_ever = timed(lambda: Checkpoint(".").snapshot(), runs=1)  # creates Amas's repository
     first = timed(lambda: Checkpoint(".").snapshot())  # a new session: the index seeded again
     cp = Checkpoint(".")
+    cp.begin("bench")  # the turn an edit records into
     later = timed(cp.snapshot)
     tools.STATE.update(root=root, config={**tools.STATE["config"], "auto_accept": True})
     tools.STATE["checkpoint"] = cp
