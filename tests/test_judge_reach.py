@@ -71,6 +71,16 @@ ASK = {
         "flatpak install x",
         "npm -g install x",
     ],
+    "git refs": [
+        "git tag -d v1",
+        "git tag -f v1",
+        "git tag --delete v1",
+        "git tag -fa v1 -m x",
+        "git remote remove origin",
+        "git remote rm origin",
+        "git replace -d abc",
+        "git notes remove",
+    ],
 }
 RUN = {
     "outside": [
@@ -126,6 +136,16 @@ RUN = {
         "nix-env -q",
         "npm ls -g",
         "rustup default",
+    ],
+    "git refs": [
+        "git tag",
+        "git tag -l 'v*'",
+        "git tag -a v1.0 -m release",
+        "git tag v1.0",
+        "git tag --list",
+        "git remote -v",
+        "git remote add origin x",
+        "git notes show",
     ],
     "daily": [
         "pytest -q",
