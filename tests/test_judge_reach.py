@@ -216,6 +216,7 @@ RUN = {
     "system": [
         "kill 1234",
         "kill -9 1234",
+        "kill -1 1234",
         "kill %1",
         "kill $!",
         "kill -0 1234",
