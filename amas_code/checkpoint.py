@@ -155,17 +155,17 @@ class Checkpoint:
         staged and did not commit: returned, for the snapshot to read again from the work tree and
         keep its own copy (a file git ignores, a big one too). Then the whole tree must be read
         (conflicts resolve). None when seeded before."""
-        # not where a filter (LFS, nbstripout, git-crypt) keeps in git what it makes of a file: the
-        # snapshot would hold that (a pointer, a notebook without its outputs), not the file
-        found = self.git(f"--git-dir={self.seed.parent}", "config", "-l") if self.seed else ""
-        if not self.seed or not self.seed.is_file() or "\nfilter." in f"\n{found}":
+        if not self.seed or not self.seed.is_file():
             return None
         shutil.copy2(self.seed, self.dir / "index")
         staged = self.git(f"--git-dir={self.seed.parent}", "diff", "--cached", "-z", "--name-only")
-        if staged := staged.split("\0")[:-1]:
-            self.git("update-index", "--force-remove", "-z", "--stdin", stdin=staged)
+        # a path with a `filter` (LFS, nbstripout, git-crypt) is in git as the filter made it (a
+        # pointer, a notebook without its outputs): out of the index, it is new, read as it is
+        filtered = self.git("ls-files", "-z", ":(exclude,attr:!filter)")
+        if gone := (staged + filtered).split("\0")[:-1]:
+            self.git("update-index", "--force-remove", "-z", "--stdin", stdin=gone)
         self.seed = None
-        return staged
+        return staged.split("\0")[:-1]
 
     def _new(self) -> list[str]:
         """The new files git does not ignore, less what snapshots leave out while it stays new, as

@@ -214,3 +214,20 @@ def test_a_sparse_index_is_read_as_the_sparse_checkout_it_is(repo, llm):
     assert Path("src/0.csv").read_text() == "the user's work\n"
     assert Path("src/1.csv").read_text() == "the user's row 1\n" and not Path("docs").exists()
     assert git(repo, "status", "--short") == " M src/0.csv\n"
+
+
+def test_a_big_file_under_a_filter_is_left_out_and_named_not_copied_whole(repo, llm):
+    """An LFS file is a pointer in git: a snapshot could not give its bytes back from the user's
+    index, and copying 11 MB into Amas's repository at every session is what `big` prevents."""
+    git(repo, "config", "filter.lfs.clean", "head -c 40")  # a pointer, as git-lfs clean makes
+    git(repo, "config", "filter.lfs.smudge", "cat")
+    Path(".gitattributes").write_text("*.bin filter=lfs\n")
+    Path("model.bin").write_bytes(b"w" * 11_000_000)
+    os.utime("model.bin", (time.time() - 100, time.time() - 100))
+    git(repo, "add", ".gitattributes", "model.bin")
+    git(repo, "commit", "-qm", "user: weights, a pointer in git")
+    done = yes(llm, shell("truncate -s 10 model.bin"), shell("echo ran > ok.txt"))
+    assert f"{LEFT}: model.bin " in done.stderr, done.stderr
+    results = [m["content"] for m in llm.requests[-1]["body"]["messages"] if m["role"] == "tool"]
+    assert results[0].startswith(DECLINED) and Path("model.bin").stat().st_size == 11_000_000
+    assert Path("ok.txt").read_text() == "ran\n"  # the next command, naming nothing left out, ran
