@@ -147,6 +147,15 @@ ASK = {
         "rails db:seed:replant",
         "npx supabase db reset",
     ],
+    "containers": [
+        "docker exec -it db psql -U postgres -c 'DROP TABLE users'",
+        "docker exec -e PGPASSWORD=x -u postgres db psql -c 'DROP TABLE users'",
+        "docker compose -f prod.yml exec -T db mysql -e 'drop database app'",
+        "docker-compose exec db redis-cli flushall",
+        "kubectl exec -it api -c main -- sh -c 'rm -rf /srv/data'",
+        "kubectl -n prod exec api -- psql -c 'DELETE FROM users'",
+        "oc exec api -- rm -rf /x",
+    ],
 }
 RUN = {
     "outside": [
@@ -252,6 +261,13 @@ RUN = {
         "python manage.py makemigrations",
         "rails db:migrate",
         "pip install --upgrade pip",
+    ],
+    "containers": [
+        "docker exec -it db psql -U postgres",
+        "docker exec -it api bash",
+        "kubectl exec -it api -- sh",
+        "docker compose exec api pytest -q",
+        "kubectl exec api -- env",
     ],
     "daily": [
         "pytest -q",
