@@ -114,12 +114,11 @@ class Agent:
         if len(requests) < 2:  # only the latest request, or nothing new since the last summary
             return
         old, keep = self.messages[: requests[-1]], self.messages[requests[-1] :]
-        with ui.working(lambda: "Compacting…"):
+        with ui.working(lambda: f"Compacting {len(old)} messages into a summary…"):
             summary = self.call([*old, message("user", PROMPTS["summarize"])])["content"]
         self.cmd_clear()  # the summary and the latest request go into the history as a new session
         self.messages += [message("user", f"{SUMMARY}\n{summary}"), message("assistant", "Noted.")]
         self.messages += keep
-        ui.info(f"Compacted {len(old)} messages into a summary.")
 
     def execute(self, call: dict, native: bool) -> str:
         """Run one call, shown as it runs; returns its result under the tool's name, as calls written

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import yaml
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, where built: 14x as fast
+
 
 def read_yaml(path: Path) -> dict:
     """The mapping in a YAML file, {} when it is missing; ValueError with the path when it is broken."""
     try:
-        data = (yaml.safe_load(path.read_text()) if path.is_file() else None) or {}
+        data = (yaml.load(path.read_text(), LOADER) if path.is_file() else None) or {}
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as e:
         raise ValueError(f"{path} is not valid YAML: {e}") from None
     if not isinstance(data, dict):

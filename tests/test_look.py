@@ -175,8 +175,8 @@ def test_in_a_terminal_compact_shows_a_spinner_with_its_seconds(llm, isolated):
     args = ["--model", "openai/x", "--api-base", llm.url]
     out = in_a_terminal(args, isolated, keys=keys, frames=frames)
     shown = [found.groups() for frame in frames for found in SPINNER.finditer(frame)]
-    assert ("1", "Compacting…") in shown, frames
-    assert "Compacting…" not in out and out.rstrip().endswith("›")  # a new prompt after it
+    assert ("1", "Compacting 2 messages into a summary…") in shown, frames
+    assert "Compacting" not in out and out.rstrip().endswith("›")  # a new prompt after it
 
 
 def test_in_a_terminal_compaction_before_a_request_shows_its_own_spinner_alone(llm, isolated):
@@ -189,9 +189,9 @@ def test_in_a_terminal_compaction_before_a_request_shows_its_own_spinner_alone(l
     keys = [(prompt, b"one\r"), (b"First.", b""), (prompt, b"two\r")]
     keys += [(b"1s Compacting", b"\x03"), (prompt, b"\x04")]
     out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url], isolated, keys, frames)
-    compacting = [frame for frame in frames if "Compacting…" in frame]
+    compacting = [frame for frame in frames if "Compacting 2 messages into a summary…" in frame]
     assert compacting and not any("Thinking…" in frame for frame in compacting), frames
-    assert "Interrupted; the conversation so far is kept." in out and "Compacting…" not in out
+    assert "Interrupted; the conversation so far is kept." in out and "Compacting" not in out
 
 
 def test_through_a_pipe_the_answer_is_plain_text_with_no_escape_codes(llm, isolated):
@@ -328,7 +328,7 @@ def test_compact_right_after_two_attaches_summarizes_them(llm, config, isolated,
     agent.command("/attach b.md")
     llm.queue(text("The user attached two files of notes."))
     assert agent.command("/compact") == 0  # no turn has run yet: nothing of a turn's is assumed
-    assert "Compacted 1 messages into a summary." in capsys.readouterr().err  # the latest stays
+    assert len(llm.requests) == 1  # one request: the summary of all but the latest attach
     assert "The user attached two files of notes." in str(agent.messages)
     assert "first notes" not in str(agent.messages) and "second notes" in str(agent.messages)
 
