@@ -7,8 +7,7 @@ import sys
 from contextlib import contextmanager, nullcontext, suppress
 from functools import partial
 
-from markdown_it import MarkdownIt
-from rich import live, markdown, panel, spinner, syntax, table
+from rich import live, panel, spinner, syntax, table
 from rich.console import Console
 from rich.text import Text
 
@@ -40,11 +39,9 @@ always = set()  # the kinds of question answered `a`: asked no more this session
 @contextmanager
 def working(status: object = lambda: "Thinking…") -> object:
     """While the model, a command or /compact works: a spinner, the seconds, `status()`'s last line;
-    then the answer's last screenful as it streams, then the whole answer once, as Markdown (a rich
-    Live taller than the screen would leave a second copy in the scrollback), on stderr if a terminal.
-    A pipe or file gets the answer's text as it came, without its reasoning, once it is complete. An
-    answer cut short by Ctrl-C or an error stays on screen; its reasoning shows as plain text, the
-    rest as Markdown with links spelled out, wrapped at words (a pipe gets everything as it is)."""
+    then the answer's last screenful as it streams (on stderr if a terminal), then the whole answer
+    once, cut short or not: reasoning as plain text, the rest as Markdown, links spelled out. A pipe
+    or file gets the answer's text as it came, without its reasoning."""
     dots, pieces[:] = spinner.Spinner("dots", style="cyan"), []
     shown = partial(_view, dots, console.get_time(), status)
     view = live.Live(console=console, transient=True, get_renderable=shown)
@@ -55,8 +52,10 @@ def working(status: object = lambda: "Thinking…") -> object:
         text = "".join(pieces)
         thought, end, reply = text.rpartition("</think>")
         if INTERACTIVE and out.is_terminal and text.strip():
+            from rich.markdown import Markdown, MarkdownIt  # 0.1 s: only where an answer shows
+
             reasoning = [Text(safe(thought + end))] if end else []
-            rendered = markdown.Markdown(safe(reply), hyperlinks=False)
+            rendered = Markdown(safe(reply), hyperlinks=False)
             parser = MarkdownIt("commonmark", {"html": False}).enable(["strikethrough", "table"])
             # no HTML: List<String>, <div> stay as text (rich's own parser would drop them)
             rendered.parsed = parser.parse(rendered.markup)
