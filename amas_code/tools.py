@@ -256,13 +256,14 @@ def watch(command: str, timeout: int) -> str:
     except subprocess.TimeoutExpired:
         status = f"[timed out after {timeout}s; killed]"
     except KeyboardInterrupt:  # what it printed so far stays on screen
-        ui.show_result(f"{kept.decode(errors='replace').rstrip()}\n[interrupted]".strip(), 6)
+        ui.show_result(f"{kept.decode(errors='replace').rstrip()}\n[interrupted]".lstrip("\n"), 6)
         raise
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     reader.join(1)  # a background child may hold the pipe open: take what came
-    return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".strip()
+    # its first line's own indent kept: `git status --short`'s " M" is not "M"
+    return f"{clip(kept.decode(errors='replace'), MAX_OUTPUT).rstrip()}\n{status}".lstrip("\n")
 
 
 def drain(pipe: object, kept: bytearray) -> None:

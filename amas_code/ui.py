@@ -93,8 +93,10 @@ def show_tool_call(name: str, args: str) -> None:
 
 
 def show_result(result: str, tail: int = 1) -> None:
-    """A tool's result as its last line, dim, or its last `tail` lines (a command's `2 passed`)."""
-    console.print(Text(safe("  ⎿ " + "\n    ".join(result.splitlines()[-tail:])), style="dim"))
+    """A tool's result as its last line, dim, or its last `tail` lines (a command's `2 passed`),
+    under a `…` when it has more."""
+    rows = safe(result).splitlines()  # a \r shows as \r: not a line of its own
+    console.print(Text("  ⎿ " + "\n    ".join(["…"][: len(rows) - tail] + rows[-tail:]), "dim"))
 
 
 def show_summary(done: list) -> None:
@@ -113,8 +115,7 @@ def show_table(rows: list, *headers: str) -> None:
 def ask(message: str, commands: dict | None = None, history: object = None) -> str:
     """One line of input: prompt_toolkit on a terminal, plain stdin otherwise. EOFError at the end.
     With `commands` it is the REPL's prompt: history kept across sessions in ~/.amas_history, Tab
-    completes the slash commands, its menu showing their help. Without,
-    a question whose answers stay out of that history."""
+    completes the slash commands. Without, a question whose answers stay out of that history."""
     if not INTERACTIVE:
         return input()
     from prompt_toolkit import prompt
@@ -124,13 +125,12 @@ def ask(message: str, commands: dict | None = None, history: object = None) -> s
 
 
 def _comforts(commands: dict, history: object) -> dict:
-    """The REPL prompt's history file and completion of slash commands, with their help."""
+    """The REPL prompt's history file and Tab's completion of the slash commands."""
     from prompt_toolkit.completion import WordCompleter
     from prompt_toolkit.history import FileHistory
 
     history.touch(0o600)  # what was typed may hold secrets: the owner's alone
-    completer = WordCompleter(list(commands), meta_dict=commands, WORD=True)
-    return dict(history=FileHistory(history), completer=completer)
+    return dict(history=FileHistory(history), completer=WordCompleter(list(commands), WORD=True))
 
 
 def confirm(question: str, kind: str = "") -> bool | None:
