@@ -225,7 +225,7 @@ def edit_file(path: str, old_str: str, new_str: str) -> str:
 def shell_command(command: str, timeout: int = 0) -> str:
     """Run a shell command in the project directory (timeout in seconds, default 30)."""
     risky = destructive(command)
-    if not allowed("This command can destroy data. Run it?" if risky else "Run it?", risky):
+    if not allowed("This command reaches beyond /undo. Run it?" if risky else "Run it?", risky):
         return "The user declined to run this command."
     # after the answer: a file saved while the question waited stays as saved
     before, words = STATE["checkpoint"].snapshot(), re.split(r"[^\w.-]+", command)

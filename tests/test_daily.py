@@ -233,12 +233,12 @@ def test_a_at_a_question_answers_yes_to_every_later_one_of_its_kind_but_destroyi
     )
     keys = [
         (b"Run it? [y/N/a=always]", b"a\r"),
-        (b"data. Run it? [y/N]", b"n\r"),
+        (b"beyond /undo. Run it? [y/N]", b"n\r"),
         (b"app.py? [y/N/a=always]", b"y\r"),
     ]
     out = in_a_terminal(["--model", "openai/x", "--api-base", llm.url, "go"], isolated, keys)
     assert out.count("Run it? [y/N/a=always]") == 1, out  # two.txt and three.txt ran unasked
-    assert "This command can destroy data. Run it? [y/N] n" in out  # no `a` offered
+    assert "This command reaches beyond /undo. Run it? [y/N] n" in out  # no `a` offered
     assert [Path(f).read_text() for f in ("one.txt", "two.txt", "three.txt")] == [
         "1\n",
         "2\n",

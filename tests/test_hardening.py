@@ -74,7 +74,7 @@ def test_yes_no_longer_runs_commands_that_destroy_uncommitted_or_untracked_work(
         "git stash clear",
     ]
     done = one_shot(llm, *[("shell_command", {"command": c}) for c in commands])
-    assert done.stderr.count("This command can destroy data. Run it? → no") == len(commands)
+    assert done.stderr.count("This command reaches beyond /undo. Run it? → no") == len(commands)
     assert Path("a.txt").read_text() == "uncommitted edit\n" and Path("u.txt").exists()
     assert "feat" in git(repo, "branch")
     sent = llm.requests[-1]["body"]["messages"]
