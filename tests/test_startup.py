@@ -20,6 +20,16 @@ def test_version_and_help_import_nothing_heavy():
         assert not set(HEAVY) & imported(*args), args
 
 
+def test_amas_undo_and_checkpoint_load_no_markdown_renderer(tmp_path):
+    """rich's Markdown and markdown_it (0.1 s) load where an answer is first rendered, not at start:
+    `amas checkpoint`, `amas undo` and the REPL's prompt come sooner."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    cmd = [sys.executable, "-X", "importtime", "-m", "amas_code", "checkpoint"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0 and "git" in done.stderr, done.stderr[-500:]  # it ran, with git
+    assert "markdown_it" not in done.stderr and "rich.markdown" not in done.stderr
+
+
 def test_the_agent_does_not_import_litellm_until_the_first_request():
     code = "import sys, amas_code.agent; print(sorted(m for m in ('litellm', 'openai', 'playwright') if m in sys.modules))"
     out = subprocess.run(
