@@ -57,41 +57,17 @@ def test_every_function_signature_has_type_hints():
 def test_readme_states_the_lines_of_python_and_of_rules_as_they_are():
     """README's two counts (#43): the budget's count of Python code, and the YAML lines that hold rules
     (no blank lines, no comments), each true of the code it ships with."""
-    import ast
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     sys.path.insert(0, str(root / ".ci"))
-    import budget
+    import counts  # the same counts .ci/counts.py writes into README
 
-    sources = [p.read_text() for p in sorted((root / "amas_code").glob("*.py"))]
-    code = sum(budget.code_lines(s, ast.parse(s)) for s in sources)
-    physical = sum(len(s.splitlines()) for s in sources)
-
-    def data(*names: str, examples: bool = False) -> int:
-        """Lines of data (no blank line, no comment): the rules, or the examples kept beside them
-        (`ask:`, `run:` and what their lists hold; formats.yaml's `examples:`)."""
-        count, open_list = 0, 0
-        for n in names:
-            rules = (root / "amas_code" / n).read_text().partition("\nexamples:\n")
-            for line in rules[0].splitlines() + [f"ask: {line}" for line in rules[2].splitlines()]:
-                text = line.strip()
-                if not text or text.startswith("#"):
-                    continue
-                example = open_list > 0 or text.startswith(("ask:", "run:", ": ask:"))
-                if example:
-                    open_list = max(open_list + text.count("[") - text.count("]"), 0)
-                count += example == examples
-        return count
-
+    f = counts.figures()
     readme = " ".join((root / "README.md").read_text().split())
-    assert f"**{code} lines of code ({physical} with blank lines, comments and docstrings)**" in readme
-    rules = data("destructive.yaml", "formats.yaml", "languages.yaml")
-    assert f"beside {rules} lines of rules kept as data" in readme
-    kept = data("destructive.yaml", "formats.yaml", "languages.yaml", examples=True)
-    assert f"and {kept} lines of examples beside them" in readme
-    everything = data(*(p.name for p in (root / "amas_code").glob("*.yaml")))
-    assert re.search(rf"\b{everything} lines of YAML\b", readme)
-    lines = [line.strip() for y in (root / "amas_code").glob("*.yaml") for line in y.read_text().splitlines()]
-    assert f"{sum(1 for s in lines if s and not s.startswith('#'))} with the examples" in readme
+    assert f"**{f['code']} lines of code ({f['physical']} with blank lines, comments and docstrings)**" in readme
+    assert f"beside {f['rules']} lines of rules kept as data" in readme
+    assert f"and {f['examples']} lines of examples beside them" in readme
+    assert re.search(rf"\b{f['yaml']} lines of YAML\b", readme)
+    assert f"{f['with_examples']} with the examples" in readme
